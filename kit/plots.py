@@ -1,0 +1,98 @@
+"""Every figure the notebooks draw; each returns a matplotlib Figure, ``save`` writes PNG and SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+sns.set_theme(style="whitegrid", context="notebook")
+
+
+def save(fig: plt.Figure, name: str, report_dir: str | Path) -> Path:
+    """Write ``<report_dir>/figures/<name>.png`` and ``.svg``; return the PNG path."""
+    out = Path(report_dir) / "figures"
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+    fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+    return out / f"{name}.png"
+
+
+def training_curves(histories: pd.DataFrame) -> plt.Figure:
+    """Per method over steps: dev and all-pairs Spearman, training loss, positive/negative cosine
+    (mean line, band = ±1 std over seeds)."""
+    h = histories.copy()
+    for col in ("spearman_dev", "spearman_all"):
+        h[col] = h[col] * 100
+    panels = [("spearman_dev", "BIOSSES dev Spearman (selection)"), ("spearman_all", "BIOSSES all-pairs Spearman"),
+              ("loss", "training loss (since last eval)"), ("cosines", "mean cosine in batch")]
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    for ax, (col, title) in zip(axes, panels):
+        if col == "cosines":
+            long = h.dropna(subset=["pos_cos"]).melt(["method", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine")
+            sns.lineplot(long, x="step", y="cosine", hue="method", style="pair", errorbar="sd", ax=ax, legend=False)
+        else:
+            sns.lineplot(h.dropna(subset=[col]), x="step", y=col, hue="method", errorbar="sd", ax=ax,
+                         legend=col == "spearman_dev")
+        ax.set_title(title)
+        ax.set_ylabel("")
+    axes[3].set_title("mean cosine in batch (solid: positive, dashed: negative)")
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def alignment_uniformity(results: pd.DataFrame, histories: pd.DataFrame | None = None) -> plt.Figure:
+    """Wang and Isola's plane: one point per method (mean over seeds, Spearman in the label),
+    with the first seed's trajectory over training. Lower is better on both axes."""
+    fig, ax = plt.subplots(figsize=(7.5, 6))
+    means = results.groupby("method", sort=False)[["alignment", "uniformity", "spearman_all"]].mean()
+    colors = dict(zip(means.index, sns.color_palette("tab20", len(means))))
+    if histories is not None and len(histories):
+        first = histories[histories.seed == histories.seed.min()]
+        for name, grp in first.groupby("method", sort=False):
+            ax.plot(grp.uniformity, grp.alignment, "-", color=colors.get(name), alpha=0.4, lw=1)
+    for name, row in means.iterrows():
+        ax.scatter(row.uniformity, row.alignment, s=60, color=colors[name], label=f"{name} ({row.spearman_all * 100:.1f})",
+                   edgecolor="black", zorder=3)
+    ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
+    ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
+    ax.set_title("alignment vs uniformity on BIOSSES (label: all-pairs Spearman)")
+    ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def fewshot_curve(fewshot: pd.DataFrame, metric: str = "spearman_all") -> plt.Figure:
+    """Spearman vs share of the unlabeled corpus (log x), one line per method."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    d = fewshot.assign(score=fewshot[metric] * 100)
+    sns.lineplot(d, x="percent", y="score", hue="method", marker="o", errorbar="sd", ax=ax)
+    ax.set_xscale("log")
+    ax.set_xlabel("share of the unlabeled corpus (%), same number of steps")
+    ax.set_ylabel(f"BIOSSES {metric.replace('spearman_', '')} Spearman x100")
+    ax.set_title("few-shot: how much unlabeled text is needed")
+    fig.tight_layout()
+    return fig
+
+
+def embedding_map(embeddings: dict[str, np.ndarray], source: list[str], seed: int = 0) -> plt.Figure:
+    """UMAP of the same sentences under each model, one panel per model, coloured by source."""
+    import umap
+
+    fig, axes = plt.subplots(1, len(embeddings), figsize=(5 * len(embeddings), 4.5), squeeze=False)
+    for ax, (name, emb) in zip(axes[0], embeddings.items()):
+        xy = umap.UMAP(n_neighbors=15, min_dist=0.1, metric="cosine", random_state=seed).fit_transform(emb)
+        sns.scatterplot(x=xy[:, 0], y=xy[:, 1], hue=source, s=12, ax=ax, legend=ax is axes[0][0])
+        ax.set_title(name)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle("UMAP of sentence embeddings (cosine), coloured by source")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,290 @@
+"""Study 1: unsupervised SimCSE with text augmentations and MixCSE with instance weighting.
+
+The rows of the study are named ``Method``s; ``Study`` trains each (method, seed, corpus
+share) once, caches its result under ``<report_dir>/runs/``, and never recomputes a
+finished run whose settings are unchanged (a changed setting gets a new run folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from kit.augment import AUGMENTERS, make_augmenter
+from kit.data import load_biosses, load_pubmed_sentences
+from kit.metrics import STSEmbeddings, nearest_neighbours, sts_report
+from kit.models import POOLERS, Encoder, resolve_model
+from kit.params import ParameterError, Params
+from kit.train import TrainConfig, train_contrastive
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row: an optional augmenter for the positive view, and the loss options."""
+
+    name: str
+    label: str
+    augmenter: str | None = None
+    ratio: float = 0.1
+    mix: bool = False
+    iw: bool = False
+    trained: bool = True
+
+
+def _aug_rows(aug: str, label: str, ratios=(0.1, 0.2, 0.3)) -> list[Method]:
+    return [Method(f"{aug}_{round(r * 100)}", f"+ {label} {round(r * 100)}%", aug, r) for r in ratios]
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("zero_shot", "starting model (no training)", trained=False),
+        Method("simcse", "SimCSE (dropout views)"),
+        *_aug_rows("deletion", "word deletion"),
+        *_aug_rows("crop", "random crop"),
+        *_aug_rows("stopword_insertion", "stopword insertion", (0.1,)),
+        *_aug_rows("swap", "random swap", (0.1,)),
+        *_aug_rows("punctuation_insertion", "punctuation insertion", (0.1,)),
+        Method("mixcse_iw", "+ MixCSE-IW", mix=True, iw=True),
+        Method("mixcse_iw_no_mix", "MixCSE-IW without MixCSE (IW only)", iw=True),
+        Method("mixcse_iw_no_iw", "MixCSE-IW without instance weighting (MixCSE only)", mix=True),
+        Method("punctuation_mixcse", "+ punctuation insertion 10% + MixCSE", "punctuation_insertion", 0.1, mix=True),
+    ]
+}
+assert all(m.augmenter in (None, *AUGMENTERS) for m in METHODS.values())
+
+
+@dataclass
+class StudyParams(Params):
+    """Parameters of ``notebooks/simcse_augmentations.ipynb`` (defaults: the offline CPU setting)."""
+
+    model: str = "minilm"
+    pooler: Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"] = "mean"
+    rows: list[str] = field(default_factory=lambda: list(METHODS))
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    steps: int = 60
+    eval_every: int = 10
+    batch_size: int = 64
+    lr: float = 3e-5
+    max_length: int = 32
+    temperature: float = 0.05
+    mix_lambda: float = 0.2
+    iw_phi: float = 0.9
+    crop_placeholder: str | None = None
+    corpus_size: int | None = None
+    corpus_seed: int = 1234
+    fewshot_percents: list[float] = field(default_factory=lambda: [1, 10, 20, 40, 60, 80, 100])
+    fewshot_rows: list[str] = field(default_factory=lambda: ["simcse", "mixcse_iw"])
+    fewshot_seeds: list[int] = field(default_factory=lambda: [0])
+    retrieval_queries: int = 4
+    map_sentences: int = 300
+    device: str = "auto"
+    biosses_path: str | None = None
+    corpus_path: str | None = None
+
+    def validate(self) -> None:
+        for key in ("rows", "fewshot_rows"):
+            bad = [r for r in getattr(self, key) if r not in METHODS]
+            if bad:
+                raise ParameterError(f"parameter '{key}': unknown row(s) {bad}; allowed: {list(METHODS)}")
+        if not self.seeds:
+            raise ParameterError("parameter 'seeds': give at least one seed")
+        if any(not 0 < p <= 100 for p in self.fewshot_percents):
+            raise ParameterError(f"parameter 'fewshot_percents': values must be in (0, 100], got {self.fewshot_percents}")
+        if self.pooler not in POOLERS:
+            raise ParameterError(f"parameter 'pooler': {self.pooler!r} not in {POOLERS}")
+
+    def train_config(self, method: Method, seed: int) -> TrainConfig:
+        return TrainConfig(
+            lr=self.lr, batch_size=self.batch_size, max_length=self.max_length, temperature=self.temperature,
+            steps=self.steps, eval_every=self.eval_every, seed=seed, device=self.device,
+            mix_lambda=self.mix_lambda if method.mix else None, iw_phi=self.iw_phi if method.iw else None,
+        )
+
+
+class Study:
+    """Runs and caches the study's trainings; every public method returns plain tables."""
+
+    def __init__(self, params: StudyParams, report_dir: str | Path):
+        self.p = params
+        self.report_dir = Path(report_dir)
+        self.model_source = resolve_model(params.model)
+        self.biosses = load_biosses(params.biosses_path)
+        full = load_pubmed_sentences(params.corpus_path)
+        order = np.random.default_rng(params.corpus_seed).permutation(len(full))
+        # Sentences for the embedding map are held out from every training corpus share.
+        pool, held = order[: len(full) - params.map_sentences], order[len(full) - params.map_sentences :]
+        self.corpus = [full[i] for i in pool[: min(params.corpus_size or len(pool), len(pool))]]
+        self.map_sentences = [full[i] for i in held] if params.map_sentences else []
+        self.probe_texts = list(dict.fromkeys(self.biosses.sentence1 + self.biosses.sentence2)) + self.map_sentences
+
+    def describe(self) -> str:
+        """What this run uses, in Markdown, stating substitutes plainly."""
+        p, m = self.p, self.model_source
+        sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
+        corpus_note = (" This is a substitute for the papers' 1M PubMed sentences (about 2% of PubMed 200k RCT)."
+                       if p.corpus_path is None else "")
+        return (
+            f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+            f"**Unlabeled corpus**: {len(self.corpus):,} PubMed sentences (seeded sample, corpus seed {p.corpus_seed}).{corpus_note}\n\n"
+            f"**Evaluation**: BIOSSES ({self.biosses.source}), cosine Spearman x100 on the BLURB test split (20 pairs) "
+            f"and on all 100 pairs; alignment over pairs with gold score >= 4, uniformity over all 200 sentences "
+            f"(L2-normalised, alpha 2, t 2).\n\n"
+            f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+            f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi {p.iw_phi}.\n\n"
+            f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best BIOSSES "
+            f"*dev* Spearman (16 pairs; step 0 excluded); test and all-pairs numbers are read at that checkpoint and "
+            f"never used for selection. With 16 dev pairs this selection is itself noisy."
+        )
+
+    # ---- runs -----------------------------------------------------------------
+    def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
+        """Train (or load the cached result of) one method at one seed on a share of the corpus."""
+        method = METHODS[method_name]
+        key = self._run_key(method, seed, percent)
+        run_dir = self.report_dir / "runs" / key
+        result_file = run_dir / "result.json"
+        if result_file.exists():
+            return json.loads(result_file.read_text())
+        t0 = time.perf_counter()
+        encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
+        history = None
+        if method.trained:
+            corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
+            aug = None
+            if method.augmenter:
+                extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
+                aug = make_augmenter(method.augmenter, method.ratio, **extra)
+            history = train_contrastive(
+                encoder, corpus, self.p.train_config(method, seed), self._dev_evaluator, aug, run_dir,
+                desc=f"{method_name} seed {seed} {percent:g}%",
+            )
+        result = {
+            "method": method_name, "label": method.label, "seed": seed, "percent": percent,
+            "metrics": sts_report(encoder, self.biosses),
+            "history": asdict(history) if history else None,
+            "seconds": time.perf_counter() - t0,
+        }
+        run_dir.mkdir(parents=True, exist_ok=True)
+        np.save(run_dir / "probe_embeddings.npy", encoder.encode(self.probe_texts, show_progress=False).astype(np.float16))
+        result_file.write_text(json.dumps(result, indent=1))
+        (run_dir / "checkpoint.pt").unlink(missing_ok=True)  # finished: the result is the record
+        return result
+
+    def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
+        return sts_report(encoder, self.biosses)
+
+    def _run_key(self, method: Method, seed: int, percent: float) -> str:
+        settings = {
+            "method": asdict(method), "seed": seed, "percent": percent, "model": self.p.model, "pooler": self.p.pooler,
+            "train": asdict(self.p.train_config(method, seed)) if method.trained else None,
+            "corpus": [len(self.corpus), self.p.corpus_seed, self.p.corpus_path, self.p.crop_placeholder],
+        }
+        digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+        return f"{method.name}-seed{seed}-{percent:g}pct-{digest}"
+
+    def probe_embeddings(self, method_name: str, seed: int) -> np.ndarray:
+        self.run(method_name, seed)
+        key = self._run_key(METHODS[method_name], seed, 100.0)
+        return np.load(self.report_dir / "runs" / key / "probe_embeddings.npy").astype(np.float32)
+
+    # ---- tables ---------------------------------------------------------------
+    def results(self) -> pd.DataFrame:
+        """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
+        rows = []
+        for name in self.p.rows:
+            seeds = self.p.seeds if METHODS[name].trained else self.p.seeds[:1]
+            for seed in seeds:
+                r = self.run(name, seed)
+                best = r["history"]["best_step"] if r["history"] else 0
+                rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
+        return pd.DataFrame(rows)
+
+    def histories(self) -> pd.DataFrame:
+        """Every evaluation of every trained run: the curves behind the table."""
+        rows = []
+        for name in self.p.rows:
+            if METHODS[name].trained:
+                for seed in self.p.seeds:
+                    for h in self.run(name, seed)["history"]["rows"]:
+                        rows.append({"method": name, "seed": seed, **h})
+        return pd.DataFrame(rows)
+
+    def fewshot(self) -> pd.DataFrame:
+        """Spearman at each corpus share, same number of steps (the paper's few-shot curve)."""
+        rows = []
+        for name in self.p.fewshot_rows:
+            for pct in self.p.fewshot_percents:
+                for seed in self.p.fewshot_seeds:
+                    r = self.run(name, seed, float(pct))
+                    n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
+                    rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
+        return pd.DataFrame(rows)
+
+    def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:
+        """For the first queries among BIOSSES sentences: top-k neighbours under each method (first seed)."""
+        texts = self.probe_texts[: len(self.probe_texts) - len(self.map_sentences)]
+        queries = list(range(0, len(texts), max(1, len(texts) // max(1, self.p.retrieval_queries))))[: self.p.retrieval_queries]
+        rows = []
+        for name in methods:
+            emb = self.probe_embeddings(name, self.p.seeds[0])[: len(texts)]
+            for q, hits in zip(queries, nearest_neighbours(emb, queries, k)):
+                for rank, (cid, score) in enumerate(hits, 1):
+                    rows.append({"query": texts[q], "method": name, "rank": rank, "neighbour": texts[cid], "cosine": round(score, 3)})
+        return pd.DataFrame(rows)
+
+
+def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")) -> pd.DataFrame:
+    """Mean ± std over seeds per method, Spearman x100 as in the papers, in row order."""
+    out = []
+    for name, grp in results.groupby("method", sort=False):
+        row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
+        for m in metrics:
+            v = grp[m].to_numpy() * (100 if m.startswith("spearman") else 1)
+            digits = 2 if m.startswith("spearman") else 3
+            row[m] = f"{v.mean():.{digits}f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.{digits}f}"
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+
+def best_trained_method(results: pd.DataFrame) -> str:
+    """The trained row with the highest mean BIOSSES dev Spearman (selection never looks at test)."""
+    trained = results[results.method.map(lambda m: METHODS[m].trained)]
+    return trained.groupby("method")["spearman_dev"].mean().idxmax()
+
+
+def verdict(results: pd.DataFrame) -> str:
+    """A plain-language reading of the table, computed from it (Markdown)."""
+    means = results.groupby("method", sort=False)[["spearman_test", "spearman_all", "spearman_dev"]].mean() * 100
+    lines = []
+    if "zero_shot" in means.index:
+        base = means.loc["zero_shot"]
+        better = [m for m in means.index if m != "zero_shot" and means.loc[m, "spearman_all"] > base.spearman_all]
+        lines.append(
+            f"- Starting model: all-pairs {base.spearman_all:.2f}, test {base.spearman_test:.2f}. "
+            f"{len(better)} of {len(means) - 1} trained rows beat it on all pairs (mean over seeds)"
+            + (f": {', '.join(better)}." if better else ".")
+        )
+    if "simcse" in means.index:
+        s = means.loc["simcse"]
+        aug = [m for m in means.index if m not in ("zero_shot", "simcse") and means.loc[m, "spearman_all"] > s.spearman_all]
+        lines.append(f"- SimCSE: all-pairs {s.spearman_all:.2f}. Rows above it: {', '.join(aug) if aug else 'none'}.")
+    best = best_trained_method(results)
+    lines.append(
+        f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
+        f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
+    )
+    spread = results.groupby("method")["spearman_all"].std().dropna() * 100
+    if len(spread):
+        lines.append(f"- Seed-to-seed std of all-pairs Spearman ranges {spread.min():.2f}-{spread.max():.2f} points: "
+                     "differences smaller than that are noise at this budget.")
+    return "\n".join(lines)

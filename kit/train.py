@@ -1,0 +1,195 @@
+"""The contrastive training loop for sentence encoders (unsup-SimCSE and its variants).
+
+One loop serves every row of the study: the positive view is a dropout copy of the
+sentence (SimCSE) or its augmented copy, and the loss may add MixCSE negatives and
+instance weights. Evaluation runs every ``eval_every`` steps; each evaluation writes a
+checkpoint that a restarted run resumes from, and the best evaluation by the
+*selection metric* (BIOSSES dev Spearman, never test) is the model that is kept.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from kit.augment import Augmenter
+from kit.devices import autocast, resolve_device
+from kit.losses import ContrastiveLoss
+from kit.models import Encoder
+from kit.progress import bar
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of one training run (defaults: unsup-SimCSE on CPU)."""
+
+    lr: float = 3e-5
+    batch_size: int = 64
+    max_length: int = 32
+    temperature: float = 0.05
+    steps: int = 100
+    eval_every: int = 20
+    seed: int = 0
+    device: str = "auto"
+    mix_lambda: float | None = None
+    iw_phi: float | None = None
+
+    def __post_init__(self):
+        for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)}")
+        if self.batch_size < 2:
+            raise ValueError("TrainConfig.batch_size must be >= 2 (in-batch negatives)")
+
+
+@dataclass
+class History:
+    """One row per evaluation: step, mean training loss and cosines since the last one, and metrics."""
+
+    rows: list[dict] = field(default_factory=list)
+    best_step: int | None = None
+    selection_metric: str = "spearman_dev"
+
+    def best(self) -> dict | None:
+        return next((r for r in self.rows if r["step"] == self.best_step), None)
+
+
+Evaluator = Callable[[Encoder], dict[str, float]]
+
+
+class Batches:
+    """Endless shuffled batches of corpus indices, epoch by epoch, from one Generator."""
+
+    def __init__(self, n: int, batch_size: int, rng: np.random.Generator):
+        if n < batch_size:
+            raise ValueError(f"corpus of {n} sentences is smaller than one batch ({batch_size})")
+        self.n, self.batch_size, self.rng = n, batch_size, rng
+        self.order, self.pos = rng.permutation(n), 0
+
+    def next(self) -> np.ndarray:
+        if self.pos + self.batch_size > self.n:
+            self.order, self.pos = self.rng.permutation(self.n), 0
+        idx = self.order[self.pos : self.pos + self.batch_size]
+        self.pos += self.batch_size
+        return idx
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "order": self.order.tolist(), "pos": self.pos}
+
+    def load(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.order, self.pos = np.asarray(state["order"]), state["pos"]
+
+
+def train_contrastive(
+    encoder: Encoder,
+    corpus: list[str],
+    config: TrainConfig,
+    evaluator: Evaluator,
+    augmenter: Augmenter | None = None,
+    run_dir: str | Path | None = None,
+    desc: str = "train",
+) -> History:
+    """Train ``encoder`` in place and leave it at its best evaluation; return the history.
+
+    Views: (sentence, sentence) with dropout noise, or (sentence, augmenter(sentence)),
+    rebuilt at every step. With instance weighting, a frozen copy of the starting encoder
+    is the complementary model. ``run_dir`` enables checkpoint/resume.
+    """
+    device = resolve_device(config.device)
+    encoder.to(device)
+    loss_fn = ContrastiveLoss(config.temperature, config.mix_lambda, config.iw_phi)
+    complementary = copy.deepcopy(encoder).eval().requires_grad_(False) if loss_fn.needs_complementary else None
+
+    seeds = np.random.SeedSequence(config.seed).spawn(2)
+    batches = Batches(len(corpus), config.batch_size, np.random.default_rng(seeds[0]))
+    aug_rng = np.random.default_rng(seeds[1])
+    torch.manual_seed(config.seed)
+
+    opt = torch.optim.AdamW(encoder.parameters(), lr=config.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
+    history, best_state, step = History(), None, 0
+
+    ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None
+    if ckpt and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        encoder.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        batches.load(state["batches"])
+        aug_rng.bit_generator.state = state["aug_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        history = History(**state["history"])
+        best_state, step = state["best"], state["step"]
+
+    def evaluate(step: int, sums: dict[str, torch.Tensor], count: int) -> None:
+        nonlocal best_state
+        row = {"step": step, **{k: (v / count).item() if count else None for k, v in sums.items()}}
+        row.update(evaluator(encoder))
+        history.rows.append(row)
+        best = history.best()
+        if step > 0 and (best is None or row[history.selection_metric] > best[history.selection_metric]):
+            history.best_step = step
+            best_state = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
+
+    if step == 0:
+        evaluate(0, {"loss": torch.zeros(()), "pos_cos": torch.zeros(()), "neg_cos": torch.zeros(())}, 0)
+
+    sums = {k: torch.zeros((), device=device) for k in ("loss", "pos_cos", "neg_cos")}
+    count = 0
+    encoder.train()
+    progress = bar(total=config.steps, initial=step, desc=desc, leave=False)
+    t0 = time.perf_counter()
+    while step < config.steps:
+        idx = batches.next()
+        view1 = [corpus[i] for i in idx]
+        view2 = [augmenter(t, aug_rng) for t in view1] if augmenter else view1
+        feats = {k: v.to(device, non_blocking=True) for k, v in encoder.tokenize(view1 + view2, config.max_length).items()}
+        comp = None
+        if complementary is not None:
+            half = {k: v[: len(idx)] for k, v in feats.items()}
+            with torch.no_grad(), autocast(device):
+                comp = complementary(half)
+        with autocast(device):
+            emb = encoder(feats, training_head=True)
+            loss, stats = loss_fn(emb[: len(idx)], emb[len(idx) :], comp)
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        step += 1
+        count += 1
+        sums["loss"] += loss.detach().float()
+        for k, v in stats.items():
+            sums[k] += v
+        progress.update(1)
+        if step % config.eval_every == 0 or step == config.steps:
+            evaluate(step, sums, count)
+            sums = {k: torch.zeros_like(v) for k, v in sums.items()}
+            count = 0
+            if ckpt:
+                ckpt.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(
+                    {
+                        "model": encoder.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                        "batches": batches.state(), "aug_rng": aug_rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(), "history": asdict(history), "best": best_state, "step": step,
+                    },
+                    ckpt.with_suffix(".tmp"),
+                )
+                ckpt.with_suffix(".tmp").replace(ckpt)
+    progress.close()
+    history.rows[-1]["seconds_since_start_or_resume"] = time.perf_counter() - t0
+    if best_state is not None:
+        encoder.load_state_dict(best_state)
+    encoder.eval()
+    if run_dir:
+        (Path(run_dir) / "history.json").write_text(json.dumps(asdict(history), indent=1))
+    return history
