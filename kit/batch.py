@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import importlib
 import json
 import os
 import sys
@@ -25,15 +26,15 @@ from kit.params import ParameterError, Params, load_run_file
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
 
-def study_params(notebook: str) -> type[Params] | None:
-    """The parameter declaration of a notebook (None: the notebook takes no study parameters)."""
-    if notebook == "simcse_augmentations":
-        from kit.simcse import StudyParams
+STUDY_PARAMS = {"simcse_augmentations": ("kit.simcse", "StudyParams"), "explore_augmentations": ("kit.widgets", "ExploreParams")}
 
-        return StudyParams
-    if notebook == "explore_augmentations":
-        return None
-    raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {sorted(p.stem for p in NOTEBOOKS.glob('*.ipynb'))}")
+
+def study_params(notebook: str) -> type[Params]:
+    """The parameter declaration of a notebook."""
+    if notebook not in STUDY_PARAMS:
+        raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {sorted(STUDY_PARAMS)}")
+    module, name = STUDY_PARAMS[notebook]
+    return getattr(importlib.import_module(module), name)
 
 
 @dataclass
@@ -64,11 +65,7 @@ def prepare(file: Path) -> Run:
     data = load_run_file(file)
     params = data.get("parameters") or {}
     try:
-        declared = study_params(data["notebook"])
-        if declared is not None:
-            declared.from_dict(params)
-        elif params:
-            raise ParameterError(f"notebook '{data['notebook']}' takes no parameters, got {sorted(params)}")
+        study_params(data["notebook"]).from_dict(params)
     except ParameterError as err:
         raise ParameterError(f"{file}: {err}") from None
     return Run(file, data["notebook"], file.stem, params)
@@ -151,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
             failures[f"{run.notebook}/{run.name}"] = "".join(traceback.format_exception_only(type(err), err))[-4000:]
             print(f"[kit.batch] {run.notebook}/{run.name}: FAILED after {time.time() - t0:.0f}s", flush=True)
             continue
-        print(f"[kit.batch] {run.notebook}/{run.name}: done in {time.time() - t0:.0f}s -> {html_file}", flush=True)
         table = run.report_dir(reports) / "results_table.txt"
         if table.exists():
             print(table.read_text(), flush=True)
+        print(f"[kit.batch] {run.notebook}/{run.name}: done in {time.time() - t0:.0f}s, report: {html_file}", flush=True)
     index = write_index(reports, failures)
     print(f"[kit.batch] index: {index}")
     if failures:

@@ -77,12 +77,11 @@ def candidate_roots() -> list[tuple[str, Path]]:
 
 def resolve(spec: DatasetSpec, path: str | os.PathLike | None = None) -> Path:
     """Return the file for ``spec``; raise DataNotFoundError naming every place tried."""
+    if path is not None:  # an explicit path is never silently replaced by another copy
+        if Path(path).is_file():
+            return Path(path)
+        raise DataNotFoundError(f"Dataset '{spec.name}': the explicit path {path} is not a file.")
     tried = []
-    if path is not None:
-        p = Path(path)
-        if p.is_file():
-            return p
-        tried.append(f"explicit path: {p}")
     for label, root in candidate_roots():
         p = root / spec.relpath
         if p.is_file():

@@ -87,7 +87,7 @@ class Encoder(nn.Module):
 
     @classmethod
     def from_pretrained(cls, name: str, pooler: str = "mean", seed: int = 0) -> "Encoder":
-        """Load by alias, hub name or path; ``seed`` fixes any newly initialised weights (MLP, tiny model)."""
+        """Load by alias, hub name or path, in eval mode; ``seed`` fixes newly initialised weights (MLP, tiny model)."""
         source = resolve_model(name)
         tokenizer = AutoTokenizer.from_pretrained(source.path)
         torch.manual_seed(seed)
@@ -95,7 +95,7 @@ class Encoder(nn.Module):
             backbone = _tiny_bert(tokenizer)
         else:
             backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa")
-        return cls(backbone, tokenizer, pooler, source)
+        return cls(backbone, tokenizer, pooler, source).eval()
 
     @property
     def device(self) -> torch.device:
@@ -155,7 +155,7 @@ class Encoder(nn.Module):
         """Write a folder that ``sentence_transformers.SentenceTransformer(path)`` loads and that
         gives the same embeddings as ``encode`` (Transformer -> [layer average] -> Pooling -> [Dense])."""
         from sentence_transformers import SentenceTransformer
-        from sentence_transformers.models import Dense, Pooling, Transformer, WeightedLayerPooling
+        from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer, WeightedLayerPooling
 
         path = Path(path)
         hf_dir = path / "hf"

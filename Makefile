@@ -1,0 +1,38 @@
+# medcse study kit. `make demo` and `make test` are the README's two commands.
+PYTHON ?= python3
+TORCH ?= torch==2.13.0
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo reports test bench lab clean
+
+setup: $(STAMP)
+
+# torch is installed first and pinned: an unpinned torch would pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+demo: setup  ## study 1, reduced but complete (about 10 minutes on 2 CPU cores)
+	$(BIN)/python -m kit.batch params/simcse_augmentations/demo.yaml
+
+reports: setup  ## the full CPU study and the explorer, then reports/index.html
+	$(BIN)/python -m kit.batch params/simcse_augmentations/cpu.yaml params/explore_augmentations
+
+test: setup  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
+	$(BIN)/python -m pytest
+
+bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine>.md
+	$(BIN)/python benchmarks/augment.py
+	$(BIN)/python benchmarks/train_step.py
+
+lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
+	$(BIN)/pip install -q -e ".[lab]"
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf reports/*/ reports/index.html

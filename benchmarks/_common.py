@@ -1,0 +1,40 @@
+"""Shared by the benchmarks: timing and the results file ``benchmarks/results/<machine>.md``."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine() -> str:
+    gpu = torch.cuda.get_device_name(0).replace(" ", "-") if torch.cuda.is_available() else "cpu"
+    import os
+
+    return f"{platform.machine()}-{os.cpu_count()}cores-{gpu}"
+
+
+def best_of(fn, repeats: int) -> float:
+    """Minimum wall time of ``repeats`` calls (seconds)."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def record(title: str, table: str, quick: bool) -> None:
+    """Print the table; in full mode also append it, dated, to the machine's results file."""
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix().split("/medcse/")[-1], *sys.argv[1:]])
+    text = f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {machine()}, torch {torch.__version__}, `{command}`\n\n{table}\n"
+    print(text)
+    if not quick:
+        RESULTS.mkdir(exist_ok=True)
+        with open(RESULTS / f"{machine()}.md", "a") as f:
+            f.write(text + "\n")

@@ -1,0 +1,20 @@
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the hub is unreachable here: fail fast, never hang
+os.environ.setdefault("KIT_PROGRESS", "0")
+
+
+@pytest.fixture(scope="session")
+def biosses():
+    from kit.data import load_biosses
+
+    return load_biosses()
+
+
+@pytest.fixture(scope="session")
+def pubmed():
+    from kit.data import load_pubmed_sentences
+
+    return load_pubmed_sentences()

@@ -1,0 +1,16 @@
+"""The benchmarks run in --quick mode so they cannot rot; full runs are made by hand (make bench)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from kit.data import PROJECT_ROOT
+
+
+@pytest.mark.parametrize("script, expect", [("augment.py", "ratio (target >= 10x)"), ("train_step.py", "ratio to minimal")])
+def test_benchmark_quick_mode(script, expect):
+    out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / script), "--quick"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert expect in out.stdout

@@ -1,0 +1,61 @@
+import pytest
+
+from kit.data import BIOSSES, DataNotFoundError, DatasetSpec, MalformedDataError, load_biosses, load_pubmed_sentences, resolve
+
+HEADER = "id\tsplit\tsentence1\tsentence2\tannotator_a\tannotator_b\tannotator_c\tannotator_d\tannotator_e\tscore\n"
+
+
+def test_biosses_has_blurb_split(biosses):
+    assert len(biosses) == 100
+    assert {s: len(biosses.subset(s)) for s in ("train", "dev", "test")} == {"train": 64, "dev": 16, "test": 20}
+    assert biosses.scores.min() >= 0 and biosses.scores.max() <= 4
+    assert biosses.sentence1[0].startswith("It has recently been shown that Craf")
+
+
+def test_pubmed_sentences(pubmed):
+    assert len(pubmed) == 55_714
+    assert all(pubmed[:100])
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("1\ttrain\ta\tb\t4\t4\t4\t4\t4\n", "expected 10 tab-separated columns, got 9"),
+        ("1\ttrain\ta\tb\t4\t4\t4\t4\t4\tfour\n", "score 'four' is not a number"),
+        ("1\ttrain\t \tb\t4\t4\t4\t4\t4\t4\n", "empty sentence1"),
+    ],
+)
+def test_malformed_biosses_rows_name_file_and_line(tmp_path, row, message):
+    f = tmp_path / "biosses.tsv"
+    f.write_text(HEADER + "1\ttrain\tok\tfine\t4\t4\t4\t4\t4\t4.0\n" + row)
+    with pytest.raises(MalformedDataError, match=f"{f}:3: {message}"):
+        load_biosses(f)
+
+
+def test_empty_pubmed_line_is_an_error(tmp_path):
+    f = tmp_path / "s.txt"
+    f.write_text("one sentence.\n\nanother.\n")
+    with pytest.raises(MalformedDataError, match=f"{f}:2: empty sentence"):
+        load_pubmed_sentences(f)
+
+
+def test_missing_dataset_names_every_place_tried(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_DATA", str(tmp_path))
+    spec = DatasetSpec("nowhere", "nowhere/data.tsv", "", "", "")
+    with pytest.raises(DataNotFoundError) as err:
+        resolve(spec)
+    text = str(err.value)
+    for place in ("$KIT_DATA", "../shared/data beside the project", "local cache", "$KIT_DATA to a folder"):
+        assert place in text
+
+
+def test_explicit_path_is_not_silently_replaced(tmp_path):
+    with pytest.raises(DataNotFoundError, match="explicit path"):
+        resolve(BIOSSES, tmp_path / "missing.tsv")
+
+
+def test_kit_data_takes_precedence_over_shared(tmp_path, monkeypatch):
+    (tmp_path / "biosses").mkdir()
+    (tmp_path / "biosses" / "biosses.tsv").write_text(HEADER + "1\ttest\tx y\tz w\t1\t1\t1\t1\t1\t1.0\n")
+    monkeypatch.setenv("KIT_DATA", str(tmp_path))
+    assert len(load_biosses()) == 1

@@ -1,0 +1,66 @@
+"""Every notebook executed by papermill with its smoke parameters, exported to HTML, indexed."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kit.batch import main as batch_main
+from kit.data import PROJECT_ROOT
+
+PARAMS = PROJECT_ROOT / "params"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    files = sorted(str(p) for p in PARAMS.glob("*/smoke.yaml"))
+    assert batch_main([*files, "--reports", str(out)]) == 0
+    return out
+
+
+def test_every_notebook_has_a_smoke_file():
+    notebooks = {p.stem for p in (PROJECT_ROOT / "notebooks").glob("*.ipynb")}
+    assert notebooks == {p.parent.name for p in PARAMS.glob("*/smoke.yaml")}
+
+
+def test_study_report_has_every_table_and_figure(reports):
+    run = reports / "simcse_augmentations" / "smoke"
+    page = (run / "report.html").read_text()
+    assert "def " not in page and "import " not in page  # code hidden
+    for text in ("mean ± std", "Substitute", "Checkpoint policy", "Alignment and uniformity", "Few-shot", "UMAP", "retrieval",
+                 "starting model (no training)", "MixCSE-IW"):
+        assert text in page, text
+    assert page.count("<img") >= 4
+    for fig in ("training_curves", "alignment_uniformity", "fewshot", "embedding_map"):
+        assert (run / "figures" / f"{fig}.png").stat().st_size > 0 and (run / "figures" / f"{fig}.svg").exists()
+    record = json.loads((run / "results.json").read_text())
+    assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
+    assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
+    assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
+    assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds
+
+
+def test_finished_runs_are_not_recomputed(reports):
+    run = reports / "simcse_augmentations" / "smoke" / "runs"
+    stamps = {p: p.stat().st_mtime for p in run.glob("*/result.json")}
+    assert stamps and not list(run.glob("*/checkpoint.pt"))
+    assert batch_main([str(PARAMS / "simcse_augmentations" / "smoke.yaml"), "--reports", str(reports)]) == 0
+    assert stamps == {p: p.stat().st_mtime for p in run.glob("*/result.json")}
+
+
+def test_index_links_every_report(reports):
+    index = (reports / "index.html").read_text()
+    assert "simcse_augmentations/smoke/report.html" in index and "explore_augmentations/smoke/report.html" in index
+
+
+def test_a_failing_run_does_not_stop_the_batch(tmp_path, capsys):
+    failing = tmp_path / "broken.yaml"
+    failing.write_text("notebook: simcse_augmentations\nparameters:\n  model: tiny-random-bert\n  biosses_path: /nonexistent/biosses.tsv\n")
+    ok = tmp_path / "explore.yaml"
+    shutil.copy(PARAMS / "explore_augmentations" / "smoke.yaml", ok)
+    assert batch_main([str(failing), str(ok), "--reports", str(tmp_path / "r")]) == 1
+    assert "simcse_augmentations/broken" in capsys.readouterr().err
+    assert (tmp_path / "r" / "explore_augmentations" / "explore" / "report.html").exists()
+    assert "nonexistent" in (tmp_path / "r" / "index.html").read_text()

@@ -1,0 +1,83 @@
+import numpy as np
+import pytest
+import torch
+
+from kit.augment import make_augmenter
+from kit.metrics import sts_report
+from kit.models import Encoder
+from kit.train import TrainConfig, train_contrastive
+
+CONFIG = dict(steps=4, eval_every=2, batch_size=8, max_length=24, lr=1e-3, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def corpus(pubmed):
+    return pubmed[:200]
+
+
+def evaluator(biosses):
+    return lambda enc: sts_report(enc, biosses)
+
+
+def run(corpus, biosses, run_dir=None, evaluate=None, **overrides):
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+    cfg = TrainConfig(**{**CONFIG, **overrides})
+    hist = train_contrastive(enc, corpus, cfg, evaluate or evaluator(biosses), make_augmenter("crop", 0.2), run_dir)
+    return enc, hist
+
+
+def test_training_moves_the_model_and_records_history(corpus, biosses):
+    start = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+    enc, hist = run(corpus, biosses, mix_lambda=0.2, iw_phi=0.9)
+    moved = [not torch.equal(a, b) for a, b in zip(start.state_dict().values(), enc.state_dict().values())]
+    assert any(moved)
+    assert [r["step"] for r in hist.rows] == [0, 2, 4]
+    assert all(np.isfinite(r["loss"]) for r in hist.rows[1:])
+    assert hist.best_step in (2, 4)
+    assert {"spearman_dev", "alignment", "uniformity", "pos_cos", "neg_cos"} <= set(hist.rows[-1])
+
+
+def test_same_seed_same_loss_curve_on_cpu(corpus, biosses):
+    _, a = run(corpus, biosses)
+    _, b = run(corpus, biosses)
+    _, c = run(corpus, biosses, seed=1)
+    assert [r["loss"] for r in a.rows] == [r["loss"] for r in b.rows]
+    assert [r["loss"] for r in a.rows] != [r["loss"] for r in c.rows]
+
+
+def test_interrupted_run_resumes_to_identical_results(tmp_path, corpus, biosses):
+    full_enc, full = run(corpus, biosses, tmp_path / "full")
+    calls = {"n": 0}
+
+    def crash_at_second_eval(enc):
+        calls["n"] += 1
+        if calls["n"] == 3:  # evaluations at steps 0 and 2 pass, the one at step 4 "crashes"
+            raise KeyboardInterrupt
+        return sts_report(enc, biosses)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(corpus, biosses, tmp_path / "resumed", crash_at_second_eval)
+    assert (tmp_path / "resumed" / "checkpoint.pt").exists()
+    resumed_enc, resumed = run(corpus, biosses, tmp_path / "resumed")
+    drop = "seconds_since_start_or_resume"
+    assert [{k: v for k, v in r.items() if k != drop} for r in resumed.rows] == [
+        {k: v for k, v in r.items() if k != drop} for r in full.rows
+    ]
+    np.testing.assert_array_equal(resumed_enc.encode(corpus[:20]), full_enc.encode(corpus[:20]))
+
+
+def test_best_checkpoint_is_kept_and_exports_to_identical_embeddings(tmp_path, corpus, biosses):
+    from sentence_transformers import SentenceTransformer
+
+    enc, hist = run(corpus, biosses, tmp_path / "run")
+    best = hist.best()
+    assert sts_report(enc, biosses)["spearman_dev"] == pytest.approx(best["spearman_dev"], abs=1e-9)
+    st = SentenceTransformer(str(enc.save(tmp_path / "st")), device="cpu")
+    np.testing.assert_allclose(st.encode(corpus[:10]), enc.encode(corpus[:10]), atol=1e-5)
+
+
+def test_bad_config_fails_early():
+    with pytest.raises(ValueError, match="batch_size"):
+        TrainConfig(batch_size=1)
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)

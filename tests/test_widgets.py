@@ -1,0 +1,30 @@
+from kit.augment import n_edits, tokenize
+from kit.widgets import explorer, views_html
+
+SENT = "IL-6 rose sharply in Kras G12D mice after treatment"
+
+
+def test_views_highlight_edits_and_are_seeded():
+    page = views_html(SENT, "deletion", 0.3, 0, 3)
+    views = page.split("<ol>")[1]  # after the legend
+    assert views.count("<del") == 3 * n_edits(len(tokenize(SENT)), 0.3)  # in each of three views
+    assert "Kras G12D" in page and page == views_html(SENT, "deletion", 0.3, 0, 3)
+    assert "<ins" in views_html("a b c d e f", "punctuation_insertion", 0.2, 1, 1)
+
+
+def test_explorer_updates_when_a_control_changes():
+    box = explorer(["first sentence here", "second one"], seed=0)
+    out = box.children[-1]
+    before = out.value
+    augmenter = box.children[0].children[0]
+    augmenter.value = "swap"
+    assert out.value != before and "swap" in out.value
+    text = box.children[2].children[0]
+    text.value = "something typed"
+    assert "typed" in out.value
+    box.children[3].click()  # the sample button draws a pool sentence
+    assert text.value in ("first sentence here", "second one") and "units: " in out.value
+
+
+def test_empty_sentence_renders():
+    assert "(empty)" in views_html("", "crop", 0.1, 0, 1)
