@@ -44,6 +44,7 @@ class RunRecord:
     def __init__(self, notebook: str, report_dir: str | Path, parameters: dict):
         self.notebook, self.report_dir, self.parameters = notebook, Path(report_dir), parameters
         self.started = time.time()
+        self.commit = git_commit()  # at the start: the code that ran, even if the tree changes later
 
     def write(self, metrics: dict, headline: dict, **extra) -> Path:
         """``headline`` = {"name": ..., "value": ...}: the number the reports index shows."""
@@ -59,7 +60,7 @@ class RunRecord:
             "versions": versions(),
             "device": describe(resolve_device(self.parameters.get("device", "auto"))),
             "torch_threads": torch.get_num_threads(),
-            "git_commit": git_commit(),
+            "git_commit": self.commit,
             "wall_seconds": round(time.time() - self.started, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             **extra,
