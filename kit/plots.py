@@ -15,13 +15,12 @@ import seaborn as sns  # noqa: E402
 sns.set_theme(style="whitegrid", context="notebook")
 
 
-def save(fig: plt.Figure, name: str, report_dir: str | Path) -> Path:
-    """Write ``<report_dir>/figures/<name>.png`` and ``.svg``; return the PNG path."""
+def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
+    """Write ``<report_dir>/figures/<name>.png`` and ``.svg`` (the notebook displays the figure itself)."""
     out = Path(report_dir) / "figures"
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / f"{name}.svg", bbox_inches="tight")
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
-    return out / f"{name}.png"
 
 
 def training_curves(histories: pd.DataFrame) -> plt.Figure:
