@@ -243,14 +243,15 @@ class Study:
 
 
 def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")) -> pd.DataFrame:
-    """Mean ± std over seeds per method, Spearman x100 as in the papers, in row order."""
+    """Mean ± std (sample std) over seeds per method, Spearman x100 as in the papers, in row order;
+    a single-seed row shows its value alone."""
     out = []
     for name, grp in results.groupby("method", sort=False):
         row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
         for m in metrics:
             v = grp[m].to_numpy() * (100 if m.startswith("spearman") else 1)
             digits = 2 if m.startswith("spearman") else 3
-            row[m] = f"{v.mean():.{digits}f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.{digits}f}"
+            row[m] = f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"
         out.append(row)
     return pd.DataFrame(out)
 

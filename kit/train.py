@@ -56,6 +56,7 @@ class History:
     rows: list[dict] = field(default_factory=list)
     best_step: int | None = None
     selection_metric: str = "spearman_dev"
+    train_seconds: float = 0.0
 
     def best(self) -> dict | None:
         return next((r for r in self.rows if r["step"] == self.best_step), None)
@@ -126,6 +127,8 @@ def train_contrastive(
         batches.load(state["batches"])
         aug_rng.bit_generator.state = state["aug_rng"]
         torch.set_rng_state(state["torch_rng"])
+        if state["cuda_rng"] is not None:
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
         history = History(**state["history"])
         best_state, step = state["best"], state["step"]
 
@@ -171,6 +174,7 @@ def train_contrastive(
             sums[k] += v
         progress.update(1)
         if step % config.eval_every == 0 or step == config.steps:
+            history.train_seconds += time.perf_counter() - t0
             evaluate(step, sums, count)
             sums = {k: torch.zeros_like(v) for k, v in sums.items()}
             count = 0
@@ -180,13 +184,15 @@ def train_contrastive(
                     {
                         "model": encoder.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                         "batches": batches.state(), "aug_rng": aug_rng.bit_generator.state,
-                        "torch_rng": torch.get_rng_state(), "history": asdict(history), "best": best_state, "step": step,
+                        "torch_rng": torch.get_rng_state(),
+                        "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
+                        "history": asdict(history), "best": best_state, "step": step,
                     },
                     ckpt.with_suffix(".tmp"),
                 )
                 ckpt.with_suffix(".tmp").replace(ckpt)
+            t0 = time.perf_counter()
     progress.close()
-    history.rows[-1]["seconds_since_start_or_resume"] = time.perf_counter() - t0
     if best_state is not None:
         encoder.load_state_dict(best_state)
     encoder.eval()

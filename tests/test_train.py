@@ -59,10 +59,7 @@ def test_interrupted_run_resumes_to_identical_results(tmp_path, corpus, biosses)
         run(corpus, biosses, tmp_path / "resumed", crash_at_second_eval)
     assert (tmp_path / "resumed" / "checkpoint.pt").exists()
     resumed_enc, resumed = run(corpus, biosses, tmp_path / "resumed")
-    drop = "seconds_since_start_or_resume"
-    assert [{k: v for k, v in r.items() if k != drop} for r in resumed.rows] == [
-        {k: v for k, v in r.items() if k != drop} for r in full.rows
-    ]
+    assert resumed.rows == full.rows and resumed.best_step == full.best_step
     np.testing.assert_array_equal(resumed_enc.encode(corpus[:20]), full_enc.encode(corpus[:20]))
 
 
