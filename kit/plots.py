@@ -68,12 +68,19 @@ def alignment_uniformity(results: pd.DataFrame, histories: pd.DataFrame | None =
     return fig
 
 
-def fewshot_curve(fewshot: pd.DataFrame, metric: str = "spearman_all") -> plt.Figure:
-    """Spearman vs share of the unlabeled corpus (log x), one line per method."""
+def fewshot_curve(fewshot: pd.DataFrame, metric: str = "spearman_all", reference: float | None = None) -> plt.Figure:
+    """Spearman vs share of the unlabeled corpus (log x), one line per method; ``reference``
+    (the starting model's score) is drawn as a dashed line."""
+    from matplotlib.ticker import FuncFormatter
+
     fig, ax = plt.subplots(figsize=(7, 4.2))
     d = fewshot.assign(score=fewshot[metric] * 100)
     sns.lineplot(d, x="percent", y="score", hue="method", marker="o", errorbar="sd", ax=ax)
+    if reference is not None:
+        ax.axhline(reference * 100, ls="--", color="grey", label="starting model")
+        ax.legend()
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.set_xlabel("share of the unlabeled corpus (%), same number of steps")
     ax.set_ylabel(f"BIOSSES {metric.replace('spearman_', '')} Spearman x100")
     ax.set_title("few-shot: how much unlabeled text is needed")

@@ -124,6 +124,7 @@ class Study:
         pool, held = order[: len(full) - params.map_sentences], order[len(full) - params.map_sentences :]
         self.corpus = [full[i] for i in pool[: min(params.corpus_size or len(pool), len(pool))]]
         self.map_sentences = [full[i] for i in held] if params.map_sentences else []
+        self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
         self.probe_texts = list(dict.fromkeys(self.biosses.sentence1 + self.biosses.sentence2)) + self.map_sentences
 
     def describe(self) -> str:
@@ -153,7 +154,9 @@ class Study:
         run_dir = self.report_dir / "runs" / key
         result_file = run_dir / "result.json"
         if result_file.exists():
-            return json.loads(result_file.read_text())
+            result = json.loads(result_file.read_text())
+            self.run_seconds[key] = result["seconds"]
+            return result
         t0 = time.perf_counter()
         encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
         history = None
@@ -176,6 +179,7 @@ class Study:
         run_dir.mkdir(parents=True, exist_ok=True)
         np.save(run_dir / "probe_embeddings.npy", encoder.encode(self.probe_texts, show_progress=False).astype(np.float16))
         result_file.write_text(json.dumps(result, indent=1))
+        self.run_seconds[key] = result["seconds"]
         (run_dir / "checkpoint.pt").unlink(missing_ok=True)  # finished: the result is the record
         return result
 
@@ -289,3 +293,32 @@ def verdict(results: pd.DataFrame) -> str:
         lines.append(f"- Seed-to-seed std of all-pairs Spearman ranges {spread.min():.2f}-{spread.max():.2f} points: "
                      "differences smaller than that are noise at this budget.")
     return "\n".join(lines)
+
+
+def reference_score(results: pd.DataFrame, metric: str = "spearman_all") -> float | None:
+    """The starting model's score, when the zero-shot row is in the table."""
+    rows = results.loc[results.method == "zero_shot", metric]
+    return float(rows.mean()) if len(rows) else None
+
+
+def summarize_fewshot(fewshot: pd.DataFrame) -> pd.DataFrame:
+    """The few-shot points as a table: one row per (method, corpus share)."""
+    name = fewshot.method + " @ " + fewshot.percent.map("{:g}%".format)
+    return summarize(fewshot.assign(method=name, label=name), ("spearman_test", "spearman_all"))
+
+
+def write_record(record, study: Study, results: pd.DataFrame, fewshot: pd.DataFrame, table: pd.DataFrame) -> Path:
+    """``results.json`` (metrics, headline, provenance, compute time of every run used) and
+    ``results_table.txt`` (printed by the batch runner)."""
+    best = best_trained_method(results)
+    means = results.groupby("method")[["spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity"]].mean()
+    (study.report_dir / "results_table.txt").write_text(table.to_string(index=False))
+    return record.write(
+        metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
+                 "fewshot": fewshot.to_dict("records"), "best_by_dev": best},
+        headline={"name": f"BIOSSES all-pairs Spearman x100 ({best}, best by dev)",
+                  "value": float(means.loc[best, "spearman_all"] * 100)},
+        table=table.to_dict("records"), model=study.model_source.description,
+        substitute_for=study.model_source.substitute_for, corpus_sentences=len(study.corpus),
+        runs=len(study.run_seconds), compute_seconds=round(sum(study.run_seconds.values()), 1),
+    )
