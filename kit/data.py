@@ -194,3 +194,92 @@ def load_pubmed_sentences(path: str | os.PathLike | None = None, limit: int | No
             if limit is not None and len(out) >= limit:
                 break
     return out
+
+
+@dataclass(frozen=True)
+class ChineseBlueTask:
+    """A ChineseBLUE task (Zhang et al. 2020, "Conceptualized Representation Learning for
+    Chinese Biomedical Text Mining"; alibaba-research/ChineseBLUE @ 52eefc9): its columns,
+    available splits and the metric the first seed paper reports for it."""
+
+    name: str
+    text_columns: tuple[str, ...]
+    splits: tuple[str, ...]
+    metric: str
+    description: str
+    missing_note: str = ""
+
+    @property
+    def is_pair(self) -> bool:
+        return len(self.text_columns) == 2
+
+    def spec(self, split: str) -> DatasetSpec:
+        return DatasetSpec(
+            name=f"chineseblue/{self.name}/{split}",
+            relpath=f"chineseblue/{self.name}/{split}.txt",
+            description=self.description,
+            source="alibaba-research/ChineseBLUE @ 52eefc9 : data/",
+            citation="Zhang et al. (2020). Conceptualized Representation Learning for Chinese Biomedical Text Mining.",
+            metric=self.metric,
+        )
+
+
+CHINESEBLUE = {
+    t.name: t
+    for t in [
+        ChineseBlueTask("cMedQQ", ("query1", "query2"), ("train", "dev", "test"), "f1",
+                        "medical question pairs, 1 = same intent"),
+        ChineseBlueTask("cMedIC", ("text",), ("train", "dev", "test"), "weighted_f1",
+                        "medical intent classification, 3 classes"),
+        ChineseBlueTask("cMedQA", ("question", "answer"), ("dev", "test"), "weighted_f1",
+                        "question-answer matching, 1 = the answer fits",
+                        "cMedQA has no training split in the public release: train on dev, test on test."),
+        ChineseBlueTask("cMedTC", ("text",), ("train", "dev", "test"), "macro_f1",
+                        "clinical trial criterion classification, 44 classes"),
+        ChineseBlueTask("cMedQNLI", ("question", "answer"), (), "f1", "question-answer entailment",
+                        "cMedQNLI could not be obtained for the public data folder; it is not available."),
+    ]
+}
+
+
+@dataclass
+class LabeledTexts:
+    """One split of a classification or pair task: ``texts`` holds one list per text column."""
+
+    task: str
+    split: str
+    texts: tuple[list[str], ...]
+    labels: np.ndarray
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+class SplitNotAvailableError(DataNotFoundError):
+    """The split or task is known but not publicly available."""
+
+
+def load_chineseblue(task: str, split: str, path: str | os.PathLike | None = None) -> LabeledTexts:
+    """Load ``label \\t text [\\t text2]`` lines (no quoting, as in ChineseBLUE's own readers)."""
+    if task not in CHINESEBLUE:
+        raise KeyError(f"unknown ChineseBLUE task '{task}'; tasks: {sorted(CHINESEBLUE)}")
+    t = CHINESEBLUE[task]
+    if split not in t.splits:
+        raise SplitNotAvailableError(
+            f"{task} has no '{split}' split here (available: {list(t.splits) or 'none'}). {t.missing_note}".strip()
+        )
+    file = resolve(t.spec(split), path)
+    n = 1 + len(t.text_columns)
+    labels, columns = [], tuple([] for _ in t.text_columns)
+    with open(file, encoding="utf-8") as f:
+        for line, raw in enumerate(f, 1):
+            row = raw.rstrip("\r\n").split("\t")
+            if len(row) != n:
+                raise MalformedDataError(f"{file}:{line}: expected {n} tab-separated columns, got {len(row)}")
+            for col, name, text in zip(columns, t.text_columns, row[1:]):
+                if not text.strip():
+                    raise MalformedDataError(f"{file}:{line}: empty {name}")
+                col.append(text.strip())
+            labels.append(row[0].strip())
+    return LabeledTexts(task, split, columns, np.asarray(labels), str(file))
