@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import time
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -60,6 +61,8 @@ METHODS: dict[str, Method] = {
     ]
 }
 assert all(m.augmenter in (None, *AUGMENTERS) for m in METHODS.values())
+PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
+assert set(typing.get_args(PoolerName)) == set(POOLERS)
 
 
 @dataclass
@@ -67,10 +70,10 @@ class StudyParams(Params):
     """Parameters of ``notebooks/simcse_augmentations.ipynb`` (defaults: the offline CPU setting)."""
 
     model: str = "minilm"
-    pooler: Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"] = "mean"
+    pooler: PoolerName = "mean"
     rows: list[str] = field(default_factory=lambda: list(METHODS))
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
-    steps: int = 60
+    steps: int = 30
     eval_every: int = 10
     batch_size: int = 64
     lr: float = 3e-5
@@ -99,8 +102,6 @@ class StudyParams(Params):
             raise ParameterError("parameter 'seeds': give at least one seed")
         if any(not 0 < p <= 100 for p in self.fewshot_percents):
             raise ParameterError(f"parameter 'fewshot_percents': values must be in (0, 100], got {self.fewshot_percents}")
-        if self.pooler not in POOLERS:
-            raise ParameterError(f"parameter 'pooler': {self.pooler!r} not in {POOLERS}")
 
     def train_config(self, method: Method, seed: int) -> TrainConfig:
         return TrainConfig(
