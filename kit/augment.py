@@ -4,9 +4,11 @@ Every augmenter maps (text, numpy Generator) -> text and never raises on a strin
 ``edits()`` returns the same result as a list of ``(token, op)`` with ``op`` in
 ``keep | delete | insert | move`` so the explorer can highlight what changed.
 
-Tokenization keeps biomedical units whole: hyphenated names ("IL-6"), gene variants
-("Kras G12D"), numbers with units ("5 hmC", "10 mg"), and comparisons ("p < 0.05").
-Operations act on these units, so none is split unless the operation removes it.
+English tokenization keeps biomedical units whole: hyphenated names ("IL-6"), gene
+variants ("Kras G12D"), numbers with units ("5 hmC", "10 mg"), and comparisons
+("p < 0.05"). Chinese text has no spaces, so with ``language="zh"`` the units are single
+characters, while runs of Latin letters and digits ("HPV", "IL-6", "725") stay whole;
+no segmenter is used. Operations act on units, so none is split unless it is removed.
 
 The operations are those compared in the first seed paper (random crop, word deletion,
 random swap, stopword insertion, punctuation insertion); punctuation insertion is
@@ -16,6 +18,7 @@ Text Classification"); swap and deletion follow EDA (Wei and Zou 2019).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -39,14 +42,37 @@ _UNIT_RE = re.compile(
 )
 
 
-def tokenize(text: str) -> list[str]:
-    """Split on whitespace, keeping protected biomedical units (which may contain spaces) whole."""
-    return _UNIT_RE.findall(text)
+_ZH_UNIT_RE = re.compile(r"[A-Za-z0-9µμα-ωΑ-Ω][A-Za-z0-9µμα-ωΑ-Ω.,:/%+-]*(?<![.,:])|\S")
+LANGUAGES = ("en", "zh")
 
 
-def render(edits: list[tuple[str, str]]) -> str:
-    """The augmented text: every token whose op is not ``delete``, space-joined."""
-    return " ".join(tok for tok, op in edits if op != DELETE)
+# Every protected English unit contains a digit, a comparison or joining mark, or a spaced
+# hyphen; text without one splits on whitespace exactly as _UNIT_RE would, only faster.
+_MAY_PROTECT = re.compile(r"\d|[<>=≤≥±×~/–]|\s-\s")
+
+
+def tokenize(text: str, language: str = "en") -> list[str]:
+    """Units an augmenter operates on: protected biomedical units (``en``) or characters
+    with Latin/digit runs kept whole (``zh``)."""
+    if language == "zh":
+        return _ZH_UNIT_RE.findall(text)
+    return _UNIT_RE.findall(text) if _MAY_PROTECT.search(text) else text.split()
+
+
+def _ascii_edge(a: str, b: str) -> bool:
+    return a[-1:].isascii() and a[-1:].isalnum() and b[:1].isascii() and b[:1].isalnum()
+
+
+def render(edits: list[tuple[str, str]], language: str = "en") -> str:
+    """The augmented text: every token whose op is not ``delete``, joined by spaces (``en``)
+    or directly (``zh``, with a space only between two Latin/digit runs)."""
+    kept = [tok for tok, op in edits if op != DELETE]
+    if language != "zh":
+        return " ".join(kept)
+    out = kept[:1]
+    for prev, tok in zip(kept, kept[1:]):
+        out.append(" " + tok if _ascii_edge(prev, tok) else tok)
+    return "".join(out)
 
 
 def n_edits(n: int, ratio: float) -> int:
@@ -68,25 +94,28 @@ class Augmenter:
     """Base class: ``ratio`` is the share of units edited (0.1, 0.2, 0.3 in the paper)."""
 
     ratio: float = 0.1
+    language: str = "en"
     name: ClassVar[str] = ""
 
     def __post_init__(self):
         if not 0.0 < self.ratio < 1.0:
             raise ValueError(f"{type(self).__name__}: ratio must be in (0, 1), got {self.ratio}")
+        if self.language not in LANGUAGES:
+            raise ValueError(f"{type(self).__name__}: language must be one of {LANGUAGES}, got {self.language!r}")
 
     def edits(self, text: str, rng: np.random.Generator) -> list[tuple[str, str]]:
-        units = tokenize(text)
+        units = tokenize(text, self.language)
         return self._apply(units, rng) if units else []
 
     def __call__(self, text: str, rng: np.random.Generator) -> str:
-        units = tokenize(text)
-        return render(self._apply(units, rng)) if units else text
+        units = tokenize(text, self.language)
+        return render(self._apply(units, rng), self.language) if units else text
 
     def _apply(self, units: list[str], rng: np.random.Generator) -> list[tuple[str, str]]:
         raise NotImplementedError
 
     def __str__(self) -> str:
-        return f"{self.name} {round(self.ratio * 100)}%"
+        return f"{self.name} {round(self.ratio * 100)}%" + (f" ({self.language})" if self.language != "en" else "")
 
 
 @dataclass
@@ -152,7 +181,9 @@ class RandomSwap(Augmenter):
 class _Insertion(Augmenter):
     """Insert round(ratio * n) tokens drawn from ``vocabulary`` at random positions."""
 
-    vocabulary: ClassVar[tuple[str, ...]] = ()
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        raise NotImplementedError
 
     def _apply(self, units, rng):
         n = len(units)
@@ -170,21 +201,40 @@ class _Insertion(Augmenter):
         return out
 
 
+@functools.cache
+def _chinese_stopwords() -> tuple[str, ...]:
+    from spacy.lang.zh.stop_words import STOP_WORDS
+
+    return tuple(sorted(w for w in STOP_WORDS if re.fullmatch(r"[\u4e00-\u9fff]+", w)))
+
+
 @dataclass
 class StopwordInsertion(_Insertion):
-    """Insert English stopwords (scikit-learn's ENGLISH_STOP_WORDS list)."""
+    """Insert stopwords: scikit-learn's ENGLISH_STOP_WORDS, or for ``zh`` the all-Han
+    entries of spaCy's Chinese list (``spacy.lang.zh.stop_words``)."""
 
     name: ClassVar[str] = "stopword_insertion"
-    vocabulary: ClassVar[tuple[str, ...]] = tuple(sorted(ENGLISH_STOP_WORDS))
+
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        return _chinese_stopwords() if self.language == "zh" else _ENGLISH_STOPWORDS
 
 
 @dataclass
 class PunctuationInsertion(_Insertion):
-    """AEDA: insert marks from ``. ; ? : ! ,`` (Karimi et al. 2021)."""
+    """AEDA: insert marks from ``. ; ? : ! ,`` (Karimi et al. 2021); for ``zh`` the
+    full-width marks ``，。！？；：``."""
 
     name: ClassVar[str] = "punctuation_insertion"
-    vocabulary: ClassVar[tuple[str, ...]] = (".", ";", "?", ":", "!", ",")
 
+    @property
+    def vocabulary(self) -> tuple[str, ...]:
+        return _CHINESE_PUNCTUATION if self.language == "zh" else _ENGLISH_PUNCTUATION
+
+
+_ENGLISH_STOPWORDS = tuple(sorted(ENGLISH_STOP_WORDS))
+_ENGLISH_PUNCTUATION = (".", ";", "?", ":", "!", ",")
+_CHINESE_PUNCTUATION = ("，", "。", "！", "？", "；", "：")
 
 AUGMENTERS: dict[str, type[Augmenter]] = {
     cls.name: cls for cls in (RandomCrop, WordDeletion, RandomSwap, StopwordInsertion, PunctuationInsertion)

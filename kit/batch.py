@@ -90,7 +90,7 @@ def execute(run: Run, reports: Path) -> Path:
         nbformat.read(executed, as_version=4)
     )
     html_file = out_dir / "report.html"
-    html_file.write_text(body)
+    html_file.write_text(body, encoding="utf-8")
     return html_file
 
 
@@ -117,7 +117,7 @@ def write_index(reports: Path, failures: dict[str, str]) -> Path:
         + (f"<h2>Failed in the last batch</h2><ul>{failed}</ul>" if failed else "")
     )
     reports.mkdir(parents=True, exist_ok=True)
-    (reports / "index.html").write_text(page)
+    (reports / "index.html").write_text(page, encoding="utf-8")
     return reports / "index.html"
 
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         table = run.report_dir(reports) / "results_table.txt"
         if table.exists():
-            print(table.read_text(), flush=True)
+            print(table.read_text(encoding="utf-8"), flush=True)
         print(f"[kit.batch] {run.notebook}/{run.name}: done in {time.time() - t0:.0f}s, report: {html_file}", flush=True)
     index = write_index(reports, failures)
     print(f"[kit.batch] index: {index}")

@@ -313,7 +313,7 @@ def write_record(record, study: Study, results: pd.DataFrame, fewshot: pd.DataFr
     ``results_table.txt`` (printed by the batch runner)."""
     best = best_trained_method(results)
     means = results.groupby("method")[["spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity"]].mean()
-    (study.report_dir / "results_table.txt").write_text(table.to_string(index=False))
+    (study.report_dir / "results_table.txt").write_text(table.to_string(index=False), encoding="utf-8")
     return record.write(
         metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
                  "fewshot": fewshot.to_dict("records"), "best_by_dev": best},

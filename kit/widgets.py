@@ -4,13 +4,13 @@ of a typed or sampled sentence with the edits highlighted."""
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ipywidgets as W
 import numpy as np
 
-from kit.augment import AUGMENTERS, DELETE, INSERT, MOVE, make_augmenter, tokenize
-from kit.params import Params
+from kit.augment import AUGMENTERS, DELETE, INSERT, LANGUAGES, MOVE, make_augmenter, tokenize
+from kit.params import ParameterError, Params
 
 STYLE = {
     DELETE: "<del style='color:#b00020;background:#fde7ea'>{}</del>",
@@ -20,45 +20,52 @@ STYLE = {
 LEGEND = " ".join(STYLE[k].format(k) for k in (DELETE, INSERT, MOVE))
 
 
-def edits_html(edits: list[tuple[str, str]]) -> str:
-    """One view as HTML: deleted units struck through, inserted ones green, moved ones blue."""
-    return " ".join(STYLE.get(op, "{}").format(html.escape(tok)) for tok, op in edits)
+def edits_html(edits: list[tuple[str, str]], language: str = "en") -> str:
+    """One view as HTML: deleted units struck through, inserted ones green, moved ones blue
+    (Chinese units are joined without spaces)."""
+    return ("" if language == "zh" else " ").join(STYLE.get(op, "{}").format(html.escape(tok)) for tok, op in edits)
 
 
-def views_html(text: str, augmenter: str, ratio: float, seed: int, n_views: int) -> str:
+def views_html(text: str, augmenter: str, ratio: float, seed: int, n_views: int, language: str = "en") -> str:
     """``n_views`` augmented views of ``text`` drawn from one Generator seeded with ``seed``."""
-    aug = make_augmenter(augmenter, ratio)
+    aug = make_augmenter(augmenter, ratio, language=language)
     rng = np.random.default_rng(seed)
-    units = " | ".join(html.escape(u) for u in tokenize(text))
-    rows = "".join(f"<li style='margin:4px 0'>{edits_html(aug.edits(text, rng)) or '<i>(empty)</i>'}</li>" for _ in range(n_views))
+    units = " | ".join(html.escape(u) for u in tokenize(text, language))
+    rows = "".join(f"<li style='margin:4px 0'>{edits_html(aug.edits(text, rng), language) or '<i>(empty)</i>'}</li>" for _ in range(n_views))
     return (
         f"<div style='font-family:sans-serif'><b>{html.escape(str(aug))}</b>, seed {seed} &nbsp; {LEGEND}"
         f"<div style='color:#666;font-size:90%;margin:4px 0'>units: {units or '(none)'}</div><ol>{rows}</ol></div>"
     )
 
 
-def explorer(sentences: list[str], seed: int = 0) -> W.VBox:
-    """The interactive explorer; ``sentences`` are the pool the sample button draws from."""
+def explorer(pools: dict[str, list[str]], seed: int = 0) -> W.VBox:
+    """The interactive explorer; ``pools`` maps a language (``en``, ``zh``) to the sentences
+    the sample button draws from."""
     pick = np.random.default_rng(seed)
+    language = W.Dropdown(options=list(pools), value=next(iter(pools)), description="language")
     augmenter = W.Dropdown(options=sorted(AUGMENTERS), value="crop", description="augmenter")
     ratio = W.FloatSlider(value=0.1, min=0.05, max=0.5, step=0.05, description="ratio", readout_format=".2f")
     seed_box = W.IntText(value=seed, description="seed")
     n_views = W.IntSlider(value=4, min=1, max=10, description="views")
-    text = W.Textarea(value=sentences[0] if sentences else "", description="sentence", layout=W.Layout(width="95%", height="70px"))
-    sample = W.Button(description="sample a PubMed sentence", icon="random")
+    first = pools[language.value]
+    text = W.Textarea(value=first[0] if first else "", description="sentence", layout=W.Layout(width="95%", height="70px"))
+    sample = W.Button(description="sample a sentence", icon="random")
     out = W.HTML()
 
     def update(*_):
-        out.value = views_html(text.value, augmenter.value, ratio.value, seed_box.value, n_views.value)
+        out.value = views_html(text.value, augmenter.value, ratio.value, seed_box.value, n_views.value, language.value)
 
     def resample(*_):
-        text.value = sentences[int(pick.integers(len(sentences)))]
+        pool = pools[language.value]
+        if pool:
+            text.value = pool[int(pick.integers(len(pool)))]
 
     for w in (augmenter, ratio, seed_box, n_views, text):
         w.observe(update, names="value")
+    language.observe(resample, names="value")  # a new language brings a sentence in it
     sample.on_click(resample)
     update()
-    return W.VBox([W.HBox([augmenter, ratio]), W.HBox([seed_box, n_views]), W.HBox([text]), sample, out])
+    return W.VBox([W.HBox([language, augmenter]), W.HBox([ratio, seed_box, n_views]), W.HBox([text]), sample, out])
 
 
 @dataclass
@@ -68,3 +75,17 @@ class ExploreParams(Params):
     sample_size: int = 2000
     seed: int = 0
     ratio: float = 0.2
+    languages: list[str] = field(default_factory=lambda: ["en", "zh"])
+
+    def validate(self) -> None:
+        bad = [x for x in self.languages if x not in LANGUAGES]
+        if bad or not self.languages:
+            raise ParameterError(f"parameter 'languages': {bad or 'empty'}; allowed: {list(LANGUAGES)}")
+
+    def pools(self) -> dict[str, list[str]]:
+        """Sample sentences: PubMed for ``en``, cMedQQ training queries for ``zh``."""
+        from kit.data import load_chineseblue, load_pubmed_sentences
+
+        loaders = {"en": lambda: load_pubmed_sentences(limit=self.sample_size),
+                   "zh": lambda: load_chineseblue("cMedQQ", "train").texts[0][: self.sample_size]}
+        return {lang: loaders[lang]() for lang in self.languages}

@@ -9,6 +9,7 @@ from kit.augment import (
 )
 
 SENT = "IL-6 and TNF-α rose (p < 0.05) in Kras G12D mice given 10 mg/kg ABT-737 while 5 hmC fell by 30 %."
+ZH = "HPV DNA阳性，IL-6水平升高3.5倍。"
 ODD = ["", " ", "\t\n", "word", "two words", "其他中文文本没有空格", "Ω ≥ 3", "a" * 500, "  spaced   out  "]
 
 
@@ -19,14 +20,22 @@ def test_biomedical_units_stay_whole(unit):
     assert unit in tokenize(SENT)
 
 
+def test_whitespace_fast_path_agrees_with_the_full_tokenizer(pubmed):
+    from kit.augment import _UNIT_RE
+
+    for text in pubmed[::7] + ODD + [SENT, "a - b", "x\t-\ty", "α ≥ β", "10 ± 2 mg"]:
+        assert tokenize(text) == _UNIT_RE.findall(text), text
+
+
 def test_tokenize_does_not_glue_ordinary_words():
     assert tokenize("5 of the 10 patients") == ["5", "of", "the", "10", "patients"]
 
 
 @pytest.mark.parametrize("name", sorted(AUGMENTERS))
-@pytest.mark.parametrize("text", ODD + [SENT])
-def test_any_string_returns_a_string(name, text):
-    out = make_augmenter(name, 0.3)(text, np.random.default_rng(0))
+@pytest.mark.parametrize("text", ODD + [SENT, ZH])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_any_string_returns_a_string(name, text, language):
+    out = make_augmenter(name, 0.3, language=language)(text, np.random.default_rng(0))
     assert isinstance(out, str)
 
 
@@ -85,11 +94,40 @@ def test_crop_removes_one_contiguous_span_or_puts_a_placeholder():
 
 
 @pytest.mark.parametrize("cls", [StopwordInsertion, PunctuationInsertion])
-def test_insertion_only_adds_vocabulary(cls):
-    out = cls(0.3).edits(SENT, np.random.default_rng(2))
-    assert [t for t, op in out if op == KEEP] == tokenize(SENT)
+@pytest.mark.parametrize("language, text", [("en", SENT), ("zh", ZH)])
+def test_insertion_only_adds_vocabulary(cls, language, text):
+    aug = cls(0.3, language=language)
+    out = aug.edits(text, np.random.default_rng(2))
+    assert [t for t, op in out if op == KEEP] == tokenize(text, language)
     inserted = [t for t, op in out if op == INSERT]
-    assert len(inserted) == round(0.3 * len(tokenize(SENT))) and set(inserted) <= set(cls.vocabulary)
+    assert len(inserted) == round(0.3 * len(tokenize(text, language))) and set(inserted) <= set(aug.vocabulary)
+    assert all(not w.isascii() for w in inserted) == (language == "zh")
+
+
+def test_chinese_units_are_characters_with_latin_and_digit_runs_whole():
+    assert tokenize(ZH, "zh")[:6] == ["HPV", "DNA", "阳", "性", "，", "IL-6"]
+    assert "3.5" in tokenize(ZH, "zh") and "725" in tokenize("725号乙肝疫苗", "zh")
+
+
+def test_chinese_render_joins_without_spaces_except_between_latin_runs():
+    assert render([(u, KEEP) for u in tokenize(ZH, "zh")], "zh") == ZH
+
+
+@pytest.mark.parametrize("name", sorted(AUGMENTERS))
+def test_chinese_corpus_never_raises_and_keeps_units(name):
+    from kit.data import load_chineseblue
+
+    queries = load_chineseblue("cMedQQ", "test").texts[0]
+    aug, rng = make_augmenter(name, 0.2, language="zh"), np.random.default_rng(0)
+    for text in queries:
+        out = aug.edits(text, rng)
+        assert {t for t, op in out if op in (KEEP, MOVE)} <= set(tokenize(text, "zh"))
+        assert isinstance(aug(text, rng), str)
+
+
+def test_unknown_language_is_an_error():
+    with pytest.raises(ValueError, match="language must be one of"):
+        WordDeletion(0.1, language="fr")
 
 
 def test_bad_ratio_and_name_are_clear():

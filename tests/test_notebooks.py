@@ -27,7 +27,7 @@ def test_every_notebook_has_a_smoke_file():
 
 def test_study_report_has_every_table_and_figure(reports):
     run = reports / "simcse_augmentations" / "smoke"
-    page = (run / "report.html").read_text()
+    page = (run / "report.html").read_text(encoding="utf-8")
     assert "def " not in page and "import " not in page  # code hidden
     for text in ("mean ± std", "Substitute", "Checkpoint policy", "Alignment and uniformity", "Few-shot", "UMAP", "retrieval",
                  "starting model (no training)", "MixCSE-IW"):
@@ -50,8 +50,14 @@ def test_finished_runs_are_not_recomputed(reports):
     assert stamps == {p: p.stat().st_mtime for p in run.glob("*/result.json")}
 
 
+def test_explorer_report_shows_chinese_views_without_mojibake(reports):
+    page = (reports / "explore_augmentations" / "smoke" / "report.html").read_text(encoding="utf-8")
+    assert "charset" in page.lower() and "utf-8" in page.lower()
+    assert "阳" in page and "(zh)" in page and "Kras G12D" in page
+
+
 def test_index_links_every_report(reports):
-    index = (reports / "index.html").read_text()
+    index = (reports / "index.html").read_text(encoding="utf-8")
     assert "simcse_augmentations/smoke/report.html" in index and "explore_augmentations/smoke/report.html" in index
 
 
@@ -63,4 +69,4 @@ def test_a_failing_run_does_not_stop_the_batch(tmp_path, capsys):
     assert batch_main([str(failing), str(ok), "--reports", str(tmp_path / "r")]) == 1
     assert "simcse_augmentations/broken" in capsys.readouterr().err
     assert (tmp_path / "r" / "explore_augmentations" / "explore" / "report.html").exists()
-    assert "nonexistent" in (tmp_path / "r" / "index.html").read_text()
+    assert "nonexistent" in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")

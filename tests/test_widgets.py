@@ -13,10 +13,10 @@ def test_views_highlight_edits_and_are_seeded():
 
 
 def test_explorer_updates_when_a_control_changes():
-    box = explorer(["first sentence here", "second one"], seed=0)
+    box = explorer({"en": ["first sentence here", "second one"], "zh": ["乳腺癌中期有什么症状"]}, seed=0)
     out = box.children[-1]
     before = out.value
-    augmenter = box.children[0].children[0]
+    language, augmenter = box.children[0].children
     augmenter.value = "swap"
     assert out.value != before and "swap" in out.value
     text = box.children[2].children[0]
@@ -24,6 +24,8 @@ def test_explorer_updates_when_a_control_changes():
     assert "typed" in out.value
     box.children[3].click()  # the sample button draws a pool sentence
     assert text.value in ("first sentence here", "second one") and "units: " in out.value
+    language.value = "zh"
+    assert text.value == "乳腺癌中期有什么症状" and "(zh)" in out.value and "units: 乳 | 腺 | 癌" in out.value
 
 
 def test_empty_sentence_renders():
