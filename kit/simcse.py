@@ -201,6 +201,23 @@ class Study:
         key = self._run_key(METHODS[method_name], seed, 100.0)
         return np.load(self.report_dir / "runs" / key / "probe_embeddings.npy").astype(np.float32)
 
+    def instance_weighting_effect(self, n_batches: int = 40) -> dict:
+        """How many in-batch negatives instance weighting removes: the share of off-diagonal
+        pairs with cos >= phi under the frozen starting model (the complementary model), on
+        random training batches. A share near 0 means the IW rows equal their non-IW twins."""
+        import torch
+
+        from kit.losses import instance_weights
+
+        b = self.p.batch_size
+        n = min(n_batches, len(self.corpus) // b) * b
+        idx = np.random.default_rng(self.p.corpus_seed).choice(len(self.corpus), n, replace=False)
+        encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=self.p.seeds[0])
+        emb = torch.from_numpy(encoder.encode([self.corpus[i] for i in idx], max_length=self.p.max_length, show_progress=False))
+        removed = sum(int((instance_weights(emb[i : i + b], self.p.iw_phi) == 0).sum()) for i in range(0, n, b))
+        pairs = (n // b) * b * (b - 1)
+        return {"phi": self.p.iw_phi, "batches": n // b, "pairs": pairs, "removed": removed, "share": removed / max(pairs, 1)}
+
     # ---- tables ---------------------------------------------------------------
     def results(self) -> pd.DataFrame:
         """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
@@ -262,14 +279,19 @@ def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "
 
 
 
+def uses_instance_weighting(rows: list[str]) -> bool:
+    return any(METHODS[r].iw for r in rows)
+
+
 def best_trained_method(results: pd.DataFrame) -> str:
     """The trained row with the highest mean BIOSSES dev Spearman (selection never looks at test)."""
     trained = results[results.method.map(lambda m: METHODS[m].trained)]
     return trained.groupby("method")["spearman_dev"].mean().idxmax()
 
 
-def verdict(results: pd.DataFrame) -> str:
-    """A plain-language reading of the table, computed from it (Markdown)."""
+def verdict(results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+    """A plain-language reading of the table, computed from it (Markdown); ``iw_effect`` is
+    ``Study.instance_weighting_effect()``, reported when the table has instance-weighted rows."""
     means = results.groupby("method", sort=False)[["spearman_test", "spearman_all", "spearman_dev"]].mean() * 100
     lines = []
     if "zero_shot" in means.index:
@@ -289,6 +311,12 @@ def verdict(results: pd.DataFrame) -> str:
         f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
         f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
     )
+    if iw_effect is not None:
+        lines.append(
+            f"- Instance weighting (phi {iw_effect['phi']}) removed {iw_effect['removed']} of {iw_effect['pairs']:,} in-batch "
+            f"negative pairs ({iw_effect['share']:.2e}) on {iw_effect['batches']} sampled batches under the frozen starting "
+            "model" + (": it is close to a no-op here, so each IW row matches its twin without IW." if iw_effect["share"] < 1e-3 else ".")
+        )
     spread = results.groupby("method")["spearman_all"].std().dropna() * 100
     if len(spread):
         lines.append(f"- Seed-to-seed std of all-pairs Spearman ranges {spread.min():.2f}-{spread.max():.2f} points: "
@@ -308,7 +336,9 @@ def summarize_fewshot(fewshot: pd.DataFrame) -> pd.DataFrame:
     return summarize(fewshot.assign(method=name, label=name), ("spearman_test", "spearman_all"))
 
 
-def write_record(record, study: Study, results: pd.DataFrame, fewshot: pd.DataFrame, table: pd.DataFrame) -> Path:
+def write_record(
+    record, study: Study, results: pd.DataFrame, fewshot: pd.DataFrame, table: pd.DataFrame, iw_effect: dict | None
+) -> Path:
     """``results.json`` (metrics, headline, provenance, compute time of every run used) and
     ``results_table.txt`` (printed by the batch runner)."""
     best = best_trained_method(results)
@@ -316,7 +346,7 @@ def write_record(record, study: Study, results: pd.DataFrame, fewshot: pd.DataFr
     (study.report_dir / "results_table.txt").write_text(table.to_string(index=False), encoding="utf-8")
     return record.write(
         metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
-                 "fewshot": fewshot.to_dict("records"), "best_by_dev": best},
+                 "fewshot": fewshot.to_dict("records"), "best_by_dev": best, "instance_weighting_effect": iw_effect},
         headline={"name": f"BIOSSES all-pairs Spearman x100 ({best}, best by dev)",
                   "value": float(means.loc[best, "spearman_all"] * 100)},
         table=table.to_dict("records"), model=study.model_source.description,

@@ -96,3 +96,14 @@ def test_stats_and_errors():
         ContrastiveLoss(iw_phi=0.9)(z1, z2)
     with pytest.raises(ValueError, match="temperature"):
         ContrastiveLoss(temperature=0)
+
+
+def test_instance_weighting_effect_counts_removed_pairs(pubmed, biosses, tmp_path):
+    """Duplicated sentences in a batch are certain false negatives: IW must remove them."""
+    from kit.simcse import Study, StudyParams
+
+    study = Study(StudyParams.from_dict({"model": "tiny-random-bert", "batch_size": 8, "corpus_size": 64, "map_sentences": 0}), tmp_path)
+    assert study.instance_weighting_effect(n_batches=4)["pairs"] == 4 * 8 * 7
+    study.corpus = [study.corpus[0]] * 64  # every pair identical: cos = 1 >= phi
+    effect = study.instance_weighting_effect(n_batches=2)
+    assert effect["removed"] == effect["pairs"] and effect["share"] == 1.0

@@ -40,6 +40,8 @@ def test_study_report_has_every_table_and_figure(reports):
     assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
     assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
     assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds
+    iw = record["metrics"]["instance_weighting_effect"]
+    assert iw["pairs"] > 0 and 0 <= iw["removed"] <= iw["pairs"] and "Instance weighting (phi 0.9) removed" in page
 
 
 def test_finished_runs_are_not_recomputed(reports):
