@@ -284,9 +284,10 @@ def uses_instance_weighting(rows: list[str]) -> bool:
 
 
 def best_trained_method(results: pd.DataFrame) -> str:
-    """The trained row with the highest mean BIOSSES dev Spearman (selection never looks at test)."""
+    """The trained row with the highest mean BIOSSES dev Spearman (selection never looks at test);
+    a tie goes to the row listed first (SimCSE before its variants)."""
     trained = results[results.method.map(lambda m: METHODS[m].trained)]
-    return trained.groupby("method")["spearman_dev"].mean().idxmax()
+    return trained.groupby("method", sort=False)["spearman_dev"].mean().idxmax()
 
 
 def verdict(results: pd.DataFrame, iw_effect: dict | None = None) -> str:

@@ -40,3 +40,12 @@ def test_batch_rejects_bad_files_before_running_anything(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "bad.yaml: parameter 'steps': expected int" in err and "unknown notebook 'no_such_study'" in err
     assert not (tmp_path / "reports").exists()
+
+
+def test_best_row_ties_go_to_the_row_listed_first():
+    import pandas as pd
+
+    from kit.simcse import best_trained_method
+
+    results = pd.DataFrame({"method": ["zero_shot", "simcse", "mixcse_iw_no_mix"], "spearman_dev": [0.9, 0.7, 0.7]})
+    assert best_trained_method(results) == "simcse"
