@@ -218,6 +218,16 @@ class Study:
         pairs = (n // b) * b * (b - 1)
         return {"phi": self.p.iw_phi, "batches": n // b, "pairs": pairs, "removed": removed, "share": removed / max(pairs, 1)}
 
+    def fewshot_note(self) -> str:
+        """What the few-shot curve can show at this budget (Markdown)."""
+        seen = self.p.steps * self.p.batch_size
+        share = 100 * seen / len(self.corpus)
+        return (
+            f"Each run sees {self.p.steps} x {self.p.batch_size} = {seen:,} sentences of the {len(self.corpus):,}-sentence corpus "
+            f"({share:.1f}%). Shares above {share:.1f}% are never read in full, so at this budget differences between those "
+            "points reflect which sentences were sampled, not how much text was available."
+        )
+
     # ---- tables ---------------------------------------------------------------
     def results(self) -> pd.DataFrame:
         """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
