@@ -96,6 +96,7 @@ class Augmenter:
     ratio: float = 0.1
     language: str = "en"
     name: ClassVar[str] = ""
+    min_units: ClassVar[int] = 1  # a text with fewer units is returned unchanged
 
     def __post_init__(self):
         if not 0.0 < self.ratio < 1.0:
@@ -105,11 +106,11 @@ class Augmenter:
 
     def edits(self, text: str, rng: np.random.Generator) -> list[tuple[str, str]]:
         units = tokenize(text, self.language)
-        return self._apply(units, rng) if units else []
+        return self._apply(units, rng) if len(units) >= self.min_units else [(u, KEEP) for u in units]
 
     def __call__(self, text: str, rng: np.random.Generator) -> str:
         units = tokenize(text, self.language)
-        return render(self._apply(units, rng), self.language) if units else text
+        return render(self._apply(units, rng), self.language) if len(units) >= self.min_units else text
 
     def _apply(self, units: list[str], rng: np.random.Generator) -> list[tuple[str, str]]:
         raise NotImplementedError
@@ -123,11 +124,10 @@ class WordDeletion(Augmenter):
     """Delete round(ratio * n) distinct units (at least one is always kept)."""
 
     name: ClassVar[str] = "deletion"
+    min_units: ClassVar[int] = 2
 
     def _apply(self, units, rng):
         n = len(units)
-        if n < 2:
-            return [(u, KEEP) for u in units]
         k = min(n_edits(n, self.ratio), n - 1)
         gone = set(_distinct(rng.random(k).tolist(), n, k))
         return [(u, DELETE if i in gone else KEEP) for i, u in enumerate(units)]
@@ -143,11 +143,10 @@ class RandomCrop(Augmenter):
 
     placeholder: str | None = None
     name: ClassVar[str] = "crop"
+    min_units: ClassVar[int] = 2
 
     def _apply(self, units, rng):
         n = len(units)
-        if n < 2:
-            return [(u, KEEP) for u in units]
         k = min(n_edits(n, self.ratio), n - 1)
         start = int(rng.random() * (n - k + 1))
         out = [(u, KEEP) for u in units[:start]]
@@ -163,11 +162,10 @@ class RandomSwap(Augmenter):
     """Swap round(ratio * n) random pairs of units; the multiset of units is unchanged."""
 
     name: ClassVar[str] = "swap"
+    min_units: ClassVar[int] = 2
 
     def _apply(self, units, rng):
         n = len(units)
-        if n < 2:
-            return [(u, KEEP) for u in units]
         k = n_edits(n, self.ratio)
         order = list(range(n))
         u = rng.random(2 * k).tolist()
