@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         except (ParameterError, OSError, ValueError) as err:
             failures[str(file)] = str(err)
     if failures:  # bad parameters fail before anything is trained
-        for k, v in failures.items():
-            print(f"invalid: {v}", file=sys.stderr)
+        for message in failures.values():
+            print(f"invalid: {message}", file=sys.stderr)
         return 2
 
     for run in runs:

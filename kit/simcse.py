@@ -21,7 +21,7 @@ import pandas as pd
 
 from kit.augment import AUGMENTERS, make_augmenter
 from kit.data import load_biosses, load_pubmed_sentences
-from kit.metrics import STSEmbeddings, nearest_neighbours, sts_report
+from kit.metrics import nearest_neighbours, sts_report
 from kit.models import POOLERS, Encoder, resolve_model
 from kit.params import ParameterError, Params
 from kit.train import TrainConfig, train_contrastive
@@ -278,7 +278,7 @@ def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "
     """Mean ± std (sample std) over seeds per method, Spearman x100 as in the papers, in row order;
     a single-seed row shows its value alone."""
     out = []
-    for name, grp in results.groupby("method", sort=False):
+    for _, grp in results.groupby("method", sort=False):
         row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
         for m in metrics:
             v = grp[m].to_numpy() * (100 if m.startswith("spearman") else 1)
