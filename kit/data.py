@@ -209,10 +209,6 @@ class ChineseBlueTask:
     description: str
     missing_note: str = ""
 
-    @property
-    def is_pair(self) -> bool:
-        return len(self.text_columns) == 2
-
     def spec(self, split: str) -> DatasetSpec:
         return DatasetSpec(
             name=f"chineseblue/{self.name}/{split}",

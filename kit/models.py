@@ -141,7 +141,7 @@ class Encoder(nn.Module):
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         starts = range(0, len(texts), batch_size)
         show = len(starts) > 4 if show_progress is None else show_progress
-        for s in bar(starts, desc="encode", disable=not show or None):
+        for s in bar(starts, show=show, desc="encode"):
             idx = order[s : s + batch_size]
             feats = {k: v.to(self.device, non_blocking=True) for k, v in self.tokenize([texts[i] for i in idx], max_length).items()}
             emb = self(feats).float()

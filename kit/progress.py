@@ -19,7 +19,6 @@ if not ENABLED:
     hf_logging.disable_progress_bar()  # also disables huggingface_hub's bars
 
 
-def bar(iterable=None, **kwargs):
-    """``tqdm.auto.tqdm`` unless ``KIT_PROGRESS=0``."""
-    kwargs.setdefault("disable", not ENABLED)
-    return tqdm(iterable, **kwargs)
+def bar(iterable=None, show: bool = True, **kwargs):
+    """``tqdm.auto.tqdm``, shown when ``show`` and not silenced by ``KIT_PROGRESS=0``."""
+    return tqdm(iterable, disable=not (ENABLED and show), **kwargs)

@@ -1,5 +1,5 @@
-"""The augmentation explorer: pick an augmenter, its ratio and a seed; see several views
-of a typed or sampled sentence with the edits highlighted."""
+"""The augmentation explorer: pick a language, an augmenter, its ratio and a seed; see
+several views of a typed or sampled sentence with the edits highlighted."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ def explorer(pools: dict[str, list[str]], seed: int = 0) -> W.VBox:
 
     for w in (augmenter, ratio, seed_box, n_views, text):
         w.observe(update, names="value")
-    language.observe(resample, names="value")  # a new language brings a sentence in it
+    language.observe(resample, names="value")  # a new language brings a sentence in it ...
+    language.observe(update, names="value")  # ... and its views, even if that sentence was already shown
     sample.on_click(resample)
     update()
     return W.VBox([W.HBox([language, augmenter]), W.HBox([ratio, seed_box, n_views]), W.HBox([text]), sample, out])

@@ -30,3 +30,11 @@ def test_explorer_updates_when_a_control_changes():
 
 def test_empty_sentence_renders():
     assert "(empty)" in views_html("", "crop", 0.1, 0, 1)
+
+
+def test_switching_language_redraws_even_when_the_sentence_is_unchanged():
+    box = explorer({"en": ["same text here"], "zh": ["same text here"]}, seed=0)
+    language, out = box.children[0].children[0], box.children[-1]
+    assert "(zh)" not in out.value
+    language.value = "zh"
+    assert "(zh)" in out.value
