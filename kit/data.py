@@ -279,3 +279,20 @@ def load_chineseblue(task: str, split: str, path: str | os.PathLike | None = Non
                 col.append(text.strip())
             labels.append(row[0].strip())
     return LabeledTexts(task, split, columns, np.asarray(labels), str(file))
+
+
+def chineseblue_corpus(tasks: tuple[str, ...] = ("cMedQQ", "cMedIC", "cMedTC")) -> list[str]:
+    """Unlabeled Chinese sentences: every text of the tasks' *train* files (labels dropped),
+    de-duplicated in first-seen order, with any text that occurs in a dev or test split of any
+    available ChineseBLUE task removed, so the probes never see a training sentence.
+    (cMedQA has no train split; its dev split trains its probe, so it is excluded too.)"""
+    held_out = {
+        text
+        for task in CHINESEBLUE.values()
+        for split in task.splits
+        if split != "train"
+        for column in load_chineseblue(task.name, split).texts
+        for text in column
+    }
+    pooled = (text for task in tasks for column in load_chineseblue(task, "train").texts for text in column)
+    return [text for text in dict.fromkeys(pooled) if text not in held_out]

@@ -55,6 +55,7 @@ class STSEmbeddings:
         return cosine_spearman(self.e1[idx], self.e2[idx], self.pairs.scores[idx])
 
     def alignment(self, threshold: float = POSITIVE_THRESHOLD) -> float:
+        """Alignment over the pairs whose gold score is at least ``threshold``."""
         pos = self.pairs.scores >= threshold
         return alignment(self.e1[pos], self.e2[pos])
 
@@ -65,14 +66,16 @@ class STSEmbeddings:
         return np.arange(len(self.pairs)) if split == "all" else np.flatnonzero(self.pairs.split == split)
 
 
-def sts_report(encoder, pairs: STSPairs, max_length: int = 256) -> dict[str, float]:
-    """Spearman on BLURB dev/test and all pairs, alignment (pairs with gold >= 4) and uniformity."""
+def sts_report(
+    encoder, pairs: STSPairs, max_length: int = 256, positive_threshold: float = POSITIVE_THRESHOLD
+) -> dict[str, float]:
+    """Spearman on the dev/test splits and all pairs, alignment (pairs with gold >= threshold) and uniformity."""
     emb = STSEmbeddings.compute(encoder, pairs, max_length)
     return {
         "spearman_test": emb.spearman("test"),
         "spearman_all": emb.spearman("all"),
         "spearman_dev": emb.spearman("dev"),
-        "alignment": emb.alignment(),
+        "alignment": emb.alignment(positive_threshold),
         "uniformity": emb.uniformity(),
     }
 
@@ -85,6 +88,21 @@ def nearest_neighbours(corpus: np.ndarray, query_ids: list[int], k: int = 3) -> 
 
     hits = semantic_search(torch.from_numpy(corpus[query_ids]), torch.from_numpy(corpus), top_k=k + 1)
     return [[(h["corpus_id"], h["score"]) for h in row if h["corpus_id"] != q][:k] for q, row in zip(query_ids, hits)]
+
+
+def paraphrase_hit_at_1(embeddings: np.ndarray, partners: dict[int, set[int]]) -> dict[str, float]:
+    """For every row with at least one gold partner: is its nearest other row (cosine) a partner?
+    Returns the hit rate, the number of queries and the rate a random ranking would reach
+    (mean of |partners| / (n - 1))."""
+    queries = sorted(q for q, p in partners.items() if p)
+    if not queries:
+        return {"hit_at_1": float("nan"), "queries": 0, "chance": float("nan")}
+    top = [hits[0][0] for hits in nearest_neighbours(embeddings, queries, k=1)]
+    return {
+        "hit_at_1": float(np.mean([t in partners[q] for q, t in zip(queries, top)])),
+        "queries": len(queries),
+        "chance": float(np.mean([len(partners[q]) / (len(embeddings) - 1) for q in queries])),
+    }
 
 
 def pair_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -105,6 +105,11 @@ class Encoder(nn.Module):
     def dim(self) -> int:
         return self.backbone.config.hidden_size
 
+    def unknown_token_share(self, texts: list[str]) -> float:
+        """Share of the tokens of ``texts`` (special tokens excluded) that the vocabulary maps to [UNK]."""
+        ids = [i for t in texts for i in self.tokenizer(t, add_special_tokens=False)["input_ids"]]
+        return float(np.mean(np.asarray(ids) == self.tokenizer.unk_token_id)) if ids else 0.0
+
     def tokenize(self, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
         """Pad to the longest text in ``texts`` (dynamic padding), truncate at ``max_length``."""
         return self.tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")

@@ -10,6 +10,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 from kit.data import PROJECT_ROOT
 
 PACKAGES = ("kit-medcse", "torch", "transformers", "sentence-transformers", "numpy", "scikit-learn", "scipy", "papermill")
@@ -69,3 +71,9 @@ class RunRecord:
         out = self.report_dir / "results.json"
         out.write_text(json.dumps(record, indent=1, default=str))
         return out
+
+
+def mean_std(values, digits: int = 2) -> str:
+    """"mean ± std" with the sample std (ddof 1); a single value is shown alone."""
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"

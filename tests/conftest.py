@@ -18,3 +18,10 @@ def pubmed():
     from kit.data import load_pubmed_sentences
 
     return load_pubmed_sentences()
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder():
+    from kit.models import Encoder
+
+    return Encoder.from_pretrained("tiny-random-bert", "mean")

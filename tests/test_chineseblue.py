@@ -1,8 +1,16 @@
 import numpy as np
+import pandas as pd
 import pytest
 
-from kit.data import CHINESEBLUE, MalformedDataError, SplitNotAvailableError, load_chineseblue
-from kit.metrics import linear_probe, pair_features
+from kit.chineseblue import ChineseBlueEval, chineseblue_table, cmedqq_pairs
+from kit.data import (
+    CHINESEBLUE,
+    MalformedDataError,
+    SplitNotAvailableError,
+    chineseblue_corpus,
+    load_chineseblue,
+)
+from kit.metrics import linear_probe, pair_features, paraphrase_hit_at_1
 
 
 @pytest.mark.parametrize(
@@ -52,3 +60,53 @@ def test_probe_stays_near_chance_on_shuffled_labels():
 def test_pair_features_are_senteval_layout():
     u, v = np.array([[1.0, 2.0]]), np.array([[3.0, -1.0]])
     assert pair_features(u, v).tolist() == [[1, 2, 3, -1, 2, 3, 3, -2]]
+
+
+def test_unlabeled_corpus_is_deduplicated_train_text_without_any_evaluation_sentence():
+    corpus = chineseblue_corpus()
+    assert len(corpus) == len(set(corpus)) > 30_000
+    held_out = {t for name, task in CHINESEBLUE.items() for split in task.splits if split != "train"
+                for col in load_chineseblue(name, split).texts for t in col}
+    assert not held_out & set(corpus)
+    train = {t for name in ("cMedQQ", "cMedIC", "cMedTC") for col in load_chineseblue(name, "train").texts for t in col}
+    assert set(corpus) <= train and len(corpus) == len(train - held_out)
+
+
+def test_probe_tasks_are_capped_seeded_and_keep_cmedqa_selection_apart():
+    a, b = ChineseBlueEval(50, 20, seed=3), ChineseBlueEval(50, 20, seed=3)
+    assert [t.name for t in a.tasks] == ["cMedQQ", "cMedIC", "cMedQA", "cMedTC"] and a.texts == b.texts
+    for t in a.tasks:
+        assert len(t.train) == 50 and len(t.dev) == 20 and len(t.test) == 20
+    qa = a.tasks[2]
+    assert qa.train.split == "dev[:80%]" and qa.dev.split == "dev[80%:]" and qa.test.split == "test"
+    assert not set(zip(*qa.train.texts)) & set(zip(*qa.dev.texts))
+    described = a.describe().set_index("task")
+    assert described.loc["cMedQNLI", "note"].endswith("it is not available.") and "probe train" in described
+
+
+def test_probe_scores_every_available_task(tiny_encoder):
+    scores = ChineseBlueEval(60, 30, seed=0).evaluate(tiny_encoder, seed=0)
+    assert set(scores) == {f"{t}{s}" for t in ("cMedQQ", "cMedIC", "cMedQA", "cMedTC") for s in ("", "_dev")}
+    assert all(0.0 <= v <= 1.0 for v in scores.values())
+
+
+def test_table_marks_unavailable_cells_and_formats_mean_std():
+    results = pd.DataFrame([
+        {"method": "simcse", "label": "SimCSE", "cMedQQ": 0.5, "cMedIC": 0.6, "cMedQA": 0.7, "cMedTC": 0.1},
+        {"method": "simcse", "label": "SimCSE", "cMedQQ": 0.7, "cMedIC": 0.6, "cMedQA": 0.7, "cMedTC": 0.1},
+    ])
+    row = chineseblue_table(results).iloc[0]
+    assert row["cMedQQ (F1)"] == "60.00 ± 14.14" and row["cMedQNLI (F1)"] == "not available" and row["seeds"] == 2
+
+
+def test_cosine_view_uses_dev_and_test_pairs_with_binary_scores():
+    pairs = cmedqq_pairs(40, seed=0)
+    assert (pairs.split == "dev").sum() == 40 and (pairs.split == "test").sum() == 40
+    assert set(pairs.scores) <= {0.0, 1.0}
+
+
+def test_paraphrase_hit_at_1_counts_partners_ranked_first():
+    emb = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, 0.2]])
+    perfect = paraphrase_hit_at_1(emb, {0: {1}, 1: {0}, 2: {3}, 3: {2}})
+    assert perfect == {"hit_at_1": 1.0, "queries": 4, "chance": 0.25}
+    assert paraphrase_hit_at_1(emb, {0: {2}, 2: {0}})["hit_at_1"] == 0.0

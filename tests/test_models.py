@@ -67,3 +67,9 @@ def test_alignment_uniformity_hand_cases():
     assert alignment(x, -x) == pytest.approx(4.0)
     # two orthogonal unit vectors: ||x-y||^2 = 2, uniformity = log exp(-2*2) = -4
     assert uniformity(x) == pytest.approx(-4.0)
+
+
+def test_unknown_token_share_shows_minilm_does_not_know_most_chinese(minilm):
+    assert minilm.unknown_token_share(["Interleukin-6 levels rose after treatment."]) == 0.0
+    assert minilm.unknown_token_share(["糖尿病能根治吗"]) == pytest.approx(6 / 7)  # only 治 is in its vocabulary
+    assert minilm.unknown_token_share([]) == 0.0
