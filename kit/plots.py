@@ -20,13 +20,13 @@ def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
 
 
-def training_curves(histories: pd.DataFrame) -> plt.Figure:
+def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES") -> plt.Figure:
     """Per method over steps: dev and all-pairs Spearman, training loss, positive/negative cosine
     (mean line, band = ±1 std over seeds)."""
     h = histories.copy()
     for col in ("spearman_dev", "spearman_all"):
         h[col] = h[col] * 100
-    panels = [("spearman_dev", "BIOSSES dev Spearman (selection)"), ("spearman_all", "BIOSSES all-pairs Spearman"),
+    panels = [("spearman_dev", f"{eval_name} dev Spearman (selection)"), ("spearman_all", f"{eval_name} all-pairs Spearman"),
               ("loss", "training loss (since last eval)"), ("cosines", "mean cosine in batch")]
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for ax, (col, title) in zip(axes, panels):
@@ -44,7 +44,9 @@ def training_curves(histories: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def alignment_uniformity(results: pd.DataFrame, histories: pd.DataFrame | None = None) -> plt.Figure:
+def alignment_uniformity(
+    results: pd.DataFrame, histories: pd.DataFrame | None = None, eval_name: str = "BIOSSES"
+) -> plt.Figure:
     """Wang and Isola's plane: one point per method (mean over seeds, Spearman in the label),
     with the first seed's trajectory over training. Lower is better on both axes."""
     fig, ax = plt.subplots(figsize=(7.5, 6))
@@ -59,13 +61,15 @@ def alignment_uniformity(results: pd.DataFrame, histories: pd.DataFrame | None =
                    edgecolor="black", zorder=3)
     ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
     ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
-    ax.set_title("alignment vs uniformity on BIOSSES (label: all-pairs Spearman)")
+    ax.set_title(f"alignment vs uniformity on {eval_name} (label: all-pairs Spearman)")
     ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
     fig.tight_layout()
     return fig
 
 
-def fewshot_curve(fewshot: pd.DataFrame, metric: str = "spearman_all", reference: float | None = None) -> plt.Figure:
+def fewshot_curve(
+    fewshot: pd.DataFrame, metric: str = "spearman_all", reference: float | None = None, eval_name: str = "BIOSSES"
+) -> plt.Figure:
     """Spearman vs share of the unlabeled corpus (log x), one line per method; ``reference``
     (the starting model's score) is drawn as a dashed line."""
     from matplotlib.ticker import FuncFormatter
@@ -79,7 +83,7 @@ def fewshot_curve(fewshot: pd.DataFrame, metric: str = "spearman_all", reference
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.set_xlabel("share of the unlabeled corpus (%), same number of steps")
-    ax.set_ylabel(f"BIOSSES {metric.replace('spearman_', '')} Spearman x100")
+    ax.set_ylabel(f"{eval_name} {metric.replace('spearman_', '')} Spearman x100")
     ax.set_title("few-shot: how much unlabeled text is needed")
     fig.tight_layout()
     return fig

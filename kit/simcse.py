@@ -20,10 +20,12 @@ import numpy as np
 import pandas as pd
 
 from kit.augment import AUGMENTERS, make_augmenter
-from kit.data import load_biosses, load_pubmed_sentences
-from kit.metrics import nearest_neighbours, sts_report
+from kit.chineseblue import ChineseBlueEval, chineseblue_table, chineseblue_verdict, cmedqq_pairs
+from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
+from kit.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
 from kit.models import POOLERS, Encoder, resolve_model
 from kit.params import ParameterError, Params
+from kit.report import mean_std
 from kit.train import TrainConfig, train_contrastive
 
 
@@ -69,6 +71,7 @@ assert set(typing.get_args(PoolerName)) == set(POOLERS)
 class StudyParams(Params):
     """Parameters of ``notebooks/simcse_augmentations.ipynb`` (defaults: the offline CPU setting)."""
 
+    language: Literal["en", "zh"] = "en"
     model: str = "minilm"
     pooler: PoolerName = "mean"
     rows: list[str] = field(default_factory=lambda: list(METHODS))
@@ -92,6 +95,10 @@ class StudyParams(Params):
     device: str = "auto"
     biosses_path: str | None = None
     corpus_path: str | None = None
+    probe_train_size: int | None = None
+    probe_eval_size: int | None = None
+    probe_max_length: int = 64
+    cosine_view_pairs: int | None = 400
 
     def validate(self) -> None:
         for key in ("rows", "fewshot_rows"):
@@ -112,24 +119,84 @@ class StudyParams(Params):
 
 
 class Study:
-    """Runs and caches the study's trainings; every public method returns plain tables."""
+    """Runs and caches the study's trainings; every public method returns plain tables.
+
+    ``language: en`` trains on PubMed sentences and evaluates on BIOSSES; ``language: zh``
+    trains on the pooled ChineseBLUE training sentences and evaluates with the ChineseBLUE
+    probes, checkpoints being selected on the cMedQQ dev cosine view (``kit.chineseblue``).
+    """
 
     def __init__(self, params: StudyParams, report_dir: str | Path):
         self.p = params
         self.report_dir = Path(report_dir)
         self.model_source = resolve_model(params.model)
-        self.biosses = load_biosses(params.biosses_path)
-        full = load_pubmed_sentences(params.corpus_path)
+        self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
+        if params.language == "en":
+            self.sts, self.eval_name, self.positive_threshold = load_biosses(params.biosses_path), "BIOSSES", 4.0
+            full = load_pubmed_sentences(params.corpus_path)
+            held_out = params.map_sentences
+            self.probe = None
+        else:
+            self.sts = cmedqq_pairs(params.cosine_view_pairs, params.corpus_seed)
+            self.eval_name, self.positive_threshold = "cMedQQ", 1.0
+            full = load_pubmed_sentences(params.corpus_path) if params.corpus_path else chineseblue_corpus()
+            held_out = 0
+            self.probe = ChineseBlueEval(params.probe_train_size, params.probe_eval_size, params.corpus_seed, params.probe_max_length)
         order = np.random.default_rng(params.corpus_seed).permutation(len(full))
         # Sentences for the embedding map are held out from every training corpus share.
-        pool, held = order[: len(full) - params.map_sentences], order[len(full) - params.map_sentences :]
+        pool, held = order[: len(full) - held_out], order[len(full) - held_out :]
         self.corpus = [full[i] for i in pool[: min(params.corpus_size or len(pool), len(pool))]]
-        self.map_sentences = [full[i] for i in held] if params.map_sentences else []
-        self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
-        self.probe_texts = list(dict.fromkeys(self.biosses.sentence1 + self.biosses.sentence2)) + self.map_sentences
+        self.map_sentences = [full[i] for i in held]
+        self.retrieval_texts, self.partners = self._retrieval_set()
+        self.probe_texts = self.retrieval_texts + self.map_sentences
+
+    def _retrieval_set(self) -> tuple[list[str], dict[int, set[int]]]:
+        """The sentences searched in the retrieval table and metric, and each one's gold partners
+        (BIOSSES pairs scored >= 4; cMedQQ test pairs labelled 1, the whole test set)."""
+        if self.p.language == "en":
+            s1, s2, positive = self.sts.sentence1, self.sts.sentence2, self.sts.scores >= self.positive_threshold
+        else:
+            qq = load_chineseblue("cMedQQ", "test")
+            s1, s2, positive = qq.texts[0], qq.texts[1], qq.labels == "1"
+        texts = list(dict.fromkeys(s1 + s2))
+        row = {t: i for i, t in enumerate(texts)}
+        partners: dict[int, set[int]] = {}
+        for a, b, pos in zip(s1, s2, positive):
+            if pos and a != b:
+                partners.setdefault(row[a], set()).add(row[b])
+                partners.setdefault(row[b], set()).add(row[a])
+        return texts, partners
 
     def describe(self) -> str:
         """What this run uses, in Markdown, stating substitutes plainly."""
+        return self._describe_en() if self.p.language == "en" else self._describe_zh()
+
+    def _describe_zh(self) -> str:
+        p, m = self.p, self.model_source
+        encoder = Encoder.from_pretrained(p.model, p.pooler)
+        unk = encoder.unknown_token_share(self.corpus[:2000])
+        sub = (f" **Substitute** for hfl/chinese-bert-wwm-ext (no Chinese model is available offline). Its vocabulary "
+               f"maps {unk:.0%} of the corpus's tokens to [UNK] (measured on 2,000 training sentences), so it sees "
+               "mostly sentence length, punctuation, digits and the few common characters it knows: the numbers test "
+               "the kit's Chinese pipeline, not the methods, and are not comparable with the paper's."
+               if m.substitute_for else f" Its vocabulary maps {unk:.1%} of the corpus's tokens to [UNK].")
+        corpus = (f"{len(self.corpus):,} sentences from {p.corpus_path}" if p.corpus_path else
+                  f"{len(self.corpus):,} sentences pooled from the cMedQQ, cMedIC and cMedTC train files (labels "
+                  "dropped, de-duplicated, every sentence of any dev or test split removed)")
+        return (
+            f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+            f"**Unlabeled corpus**: {corpus}; augmenters work on characters (Latin and digit runs kept whole).\n\n"
+            f"**Evaluation**: ChineseBLUE transfer probes on frozen embeddings (below), mean ± std over the training "
+            f"seeds, each probe seeded with its run's seed; {len(self.probe.texts):,} texts encoded per model at max "
+            f"length {p.probe_max_length}. Retrieval over all {len(self.retrieval_texts):,} cMedQQ test questions.\n\n"
+            f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
+            f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((self.sts.split == 'dev').sum())} dev pairs); the "
+            f"cosine view's test half ({int((self.sts.split == 'test').sum())} pairs) is never used for selection.\n\n"
+            f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+            f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi {p.iw_phi}."
+        )
+
+    def _describe_en(self) -> str:
         p, m = self.p, self.model_source
         sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
         corpus_note = (" This is a substitute for the papers' 1M PubMed sentences (about 2% of PubMed 200k RCT)."
@@ -137,7 +204,7 @@ class Study:
         return (
             f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
             f"**Unlabeled corpus**: {len(self.corpus):,} PubMed sentences (seeded sample, corpus seed {p.corpus_seed}).{corpus_note}\n\n"
-            f"**Evaluation**: BIOSSES ({self.biosses.source}), cosine Spearman x100 on the BLURB test split (20 pairs) "
+            f"**Evaluation**: BIOSSES ({self.sts.source}), cosine Spearman x100 on the BLURB test split (20 pairs) "
             f"and on all 100 pairs; alignment over pairs with gold score >= 4, uniformity over all 200 sentences "
             f"(L2-normalised, alpha 2, t 2).\n\n"
             f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
@@ -166,14 +233,14 @@ class Study:
             aug = None
             if method.augmenter:
                 extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
-                aug = make_augmenter(method.augmenter, method.ratio, **extra)
+                aug = make_augmenter(method.augmenter, method.ratio, language=self.p.language, **extra)
             history = train_contrastive(
                 encoder, corpus, self.p.train_config(method, seed), self._dev_evaluator, aug, run_dir,
                 desc=f"{method_name} seed {seed} {percent:g}%",
             )
         result = {
             "method": method_name, "label": method.label, "seed": seed, "percent": percent,
-            "metrics": sts_report(encoder, self.biosses),
+            "metrics": self._evaluate(encoder, seed),
             "history": asdict(history) if history else None,
             "seconds": time.perf_counter() - t0,
         }
@@ -185,7 +252,12 @@ class Study:
         return result
 
     def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
-        return sts_report(encoder, self.biosses)
+        return sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+
+    def _evaluate(self, encoder: Encoder, seed: int) -> dict[str, float]:
+        """The final metrics of a run: the cosine view, plus the ChineseBLUE probes for zh."""
+        metrics = self._dev_evaluator(encoder)
+        return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
 
     def _run_key(self, method: Method, seed: int, percent: float) -> str:
         settings = {
@@ -193,6 +265,9 @@ class Study:
             "train": asdict(self.p.train_config(method, seed)) if method.trained else None,
             "corpus": [len(self.corpus), self.p.corpus_seed, self.p.corpus_path, self.p.crop_placeholder],
         }
+        if self.p.language != "en":  # added only here, so English run folders keep their names
+            settings["language"] = [self.p.language, self.p.probe_train_size, self.p.probe_eval_size,
+                                    self.p.probe_max_length, self.p.cosine_view_pairs]
         digest = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
         return f"{method.name}-seed{seed}-{percent:g}pct-{digest}"
 
@@ -262,16 +337,48 @@ class Study:
         return pd.DataFrame(rows)
 
     def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:
-        """For the first queries among BIOSSES sentences: top-k neighbours under each method (first seed)."""
-        texts = self.probe_texts[: len(self.probe_texts) - len(self.map_sentences)]
-        queries = list(range(0, len(texts), max(1, len(texts) // max(1, self.p.retrieval_queries))))[: self.p.retrieval_queries]
+        """Top-k neighbours of evenly spaced queries that have a gold partner, under each method
+        (first seed), side by side as in the MixCSE paper's Table 7; ``partner`` marks a gold partner."""
+        texts, with_partner = self.retrieval_texts, sorted(self.partners)
+        step = max(1, len(with_partner) // max(1, self.p.retrieval_queries))
+        queries = with_partner[::step][: self.p.retrieval_queries]
         rows = []
         for name in methods:
             emb = self.probe_embeddings(name, self.p.seeds[0])[: len(texts)]
             for q, hits in zip(queries, nearest_neighbours(emb, queries, k)):
                 for rank, (cid, score) in enumerate(hits, 1):
-                    rows.append({"query": texts[q], "method": name, "rank": rank, "neighbour": texts[cid], "cosine": round(score, 3)})
+                    rows.append({"query": texts[q], "method": name, "rank": rank, "neighbour": texts[cid],
+                                 "cosine": round(score, 3), "partner": cid in self.partners[q]})
         return pd.DataFrame(rows)
+
+    def retrieval_metric(self) -> pd.DataFrame:
+        """Paraphrase hit@1 over the whole retrieval set for every (row, seed): is a query's nearest
+        other sentence one of its gold partners? ``chance`` is what a random ranking reaches."""
+        rows = []
+        for name in self.p.rows:
+            for seed in self.p.seeds if METHODS[name].trained else self.p.seeds[:1]:
+                emb = self.probe_embeddings(name, seed)[: len(self.retrieval_texts)]
+                rows.append({"method": name, "label": METHODS[name].label, "seed": seed, **paraphrase_hit_at_1(emb, self.partners)})
+        return pd.DataFrame(rows)
+
+    def probe_sources(self) -> list[str]:
+        """Where each probe text comes from (legend of the embedding map)."""
+        return [f"{self.eval_name} {'test' if self.p.language == 'zh' else ''}".strip()] * len(self.retrieval_texts) + [
+            "PubMed (held out)"] * len(self.map_sentences)
+
+    def tables(self, results: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        """The study's result tables, titled; the first is the headline table."""
+        cosine_title = (f"{self.eval_name}: cosine Spearman x100 (dev, test, all pairs), alignment and uniformity"
+                        + (" of the cosine view (0/1 labels as scores)" if self.p.language == "zh" else ""))
+        tables = {cosine_title: summarize(results)}
+        if self.p.language == "zh":
+            tables = {"ChineseBLUE: probe scores x100 on test": chineseblue_table(results), **tables}
+        return tables
+
+    def verdict(self, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+        """``verdict`` of the cosine view, preceded by the per-task reading for zh."""
+        lines = verdict(results, iw_effect)
+        return f"{chineseblue_verdict(results)}\n{lines}" if self.p.language == "zh" else lines
 
 
 def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")) -> pd.DataFrame:
@@ -281,9 +388,8 @@ def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "
     for _, grp in results.groupby("method", sort=False):
         row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
         for m in metrics:
-            v = grp[m].to_numpy() * (100 if m.startswith("spearman") else 1)
-            digits = 2 if m.startswith("spearman") else 3
-            row[m] = f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"
+            percent = m.startswith("spearman")
+            row[m] = mean_std(grp[m].to_numpy() * (100 if percent else 1), 2 if percent else 3)
         out.append(row)
     return pd.DataFrame(out)
 
@@ -348,19 +454,22 @@ def summarize_fewshot(fewshot: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_record(
-    record, study: Study, results: pd.DataFrame, fewshot: pd.DataFrame, table: pd.DataFrame, iw_effect: dict | None
+    record, study: Study, results: pd.DataFrame, fewshot: pd.DataFrame, tables: dict[str, pd.DataFrame],
+    iw_effect: dict | None, retrieval: pd.DataFrame | None = None,
 ) -> Path:
     """``results.json`` (metrics, headline, provenance, compute time of every run used) and
-    ``results_table.txt`` (printed by the batch runner)."""
+    ``results_table.txt`` (every table, titled; printed by the batch runner)."""
     best = best_trained_method(results)
-    means = results.groupby("method")[["spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity"]].mean()
-    (study.report_dir / "results_table.txt").write_text(table.to_string(index=False), encoding="utf-8")
+    means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
+    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
+    (study.report_dir / "results_table.txt").write_text(text, encoding="utf-8")
     return record.write(
         metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
-                 "fewshot": fewshot.to_dict("records"), "best_by_dev": best, "instance_weighting_effect": iw_effect},
-        headline={"name": f"BIOSSES all-pairs Spearman x100 ({best}, best by dev)",
+                 "fewshot": fewshot.to_dict("records"), "best_by_dev": best, "instance_weighting_effect": iw_effect,
+                 "retrieval": None if retrieval is None else retrieval.to_dict("records")},
+        headline={"name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
                   "value": float(means.loc[best, "spearman_all"] * 100)},
-        table=table.to_dict("records"), model=study.model_source.description,
+        tables={title: table.to_dict("records") for title, table in tables.items()}, model=study.model_source.description,
         substitute_for=study.model_source.substitute_for, corpus_sentences=len(study.corpus),
         runs=len(study.run_seconds), compute_seconds=round(sum(study.run_seconds.values()), 1),
     )

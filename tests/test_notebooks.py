@@ -14,7 +14,7 @@ PARAMS = PROJECT_ROOT / "params"
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
-    files = sorted(str(p) for p in PARAMS.glob("*/smoke.yaml"))
+    files = sorted(str(p) for p in PARAMS.glob("*/smoke*.yaml"))  # smoke_zh: the study's Chinese half
     assert batch_main([*files, "--reports", str(out)]) == 0
     return out
 
@@ -41,6 +41,25 @@ def test_study_report_has_every_table_and_figure(reports):
     assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds
     iw = record["metrics"]["instance_weighting_effect"]
     assert iw["pairs"] > 0 and 0 <= iw["removed"] <= iw["pairs"] and "Instance weighting (phi 0.9) removed" in page
+
+
+def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
+    run = reports / "simcse_augmentations" / "smoke_zh"
+    page = (run / "report.html").read_text(encoding="utf-8")
+    for text in ("ChineseBLUE: probe scores x100 on test", "cMedQQ (F1)", "cMedIC (weighted F1)", "cMedQA (weighted F1)",
+                 "cMedTC (macro F1)", "not available", "train on dev, test on test", "hit_at_1", "partner",
+                 "cMedQQ dev Spearman", "pooled from the cMedQQ, cMedIC and cMedTC train files"):
+        assert text in page, text
+    assert "charset" in page.lower() and "utf-8" in page.lower() and "糖尿病" in page  # Chinese text, no mojibake
+    record = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    per_seed = record["metrics"]["per_seed"]
+    assert len(per_seed) == 1 + 3 * 2
+    for row in per_seed:  # every available cell filled from a real run
+        assert all(0.0 <= row[t] <= 1.0 for t in ("cMedQQ", "cMedIC", "cMedQA", "cMedTC"))
+    table = record["tables"]["ChineseBLUE: probe scores x100 on test"]
+    assert all(r["cMedQNLI (F1)"] == "not available" for r in table)
+    hits = record["metrics"]["retrieval"]
+    assert len(hits) == len(per_seed) and all(0.0 <= h["hit_at_1"] <= 1.0 and h["queries"] > 500 for h in hits)
 
 
 def test_finished_runs_are_not_recomputed(reports):
