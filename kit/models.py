@@ -94,7 +94,8 @@ class Encoder(nn.Module):
         if name == "tiny-random-bert":
             backbone = _tiny_bert(tokenizer)
         else:
-            backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa")
+            # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job
+            backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa", dtype=torch.float32)
         return cls(backbone, tokenizer, pooler, source).eval()
 
     @property

@@ -73,3 +73,10 @@ def test_unknown_token_share_shows_minilm_does_not_know_most_chinese(minilm):
     assert minilm.unknown_token_share(["Interleukin-6 levels rose after treatment."]) == 0.0
     assert minilm.unknown_token_share(["糖尿病能根治吗"]) == pytest.approx(6 / 7)  # only 治 is in its vocabulary
     assert minilm.unknown_token_share([]) == 0.0
+
+
+def test_half_precision_checkpoints_load_as_fp32_for_training(tmp_path):
+    tiny = Encoder.from_pretrained("tiny-random-bert")
+    tiny.backbone.half().save_pretrained(tmp_path)
+    tiny.tokenizer.save_pretrained(tmp_path)
+    assert {p.dtype for p in Encoder.from_pretrained(str(tmp_path)).parameters()} == {torch.float32}
