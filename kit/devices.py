@@ -16,9 +16,15 @@ def resolve_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
-def autocast(device: torch.device):
-    """bf16 autocast on CUDA; a no-op context on CPU (fp32 keeps CPU runs reproducible)."""
-    if device.type == "cuda":
+PRECISIONS = ("bf16", "fp32")
+
+
+def autocast(device: torch.device, precision: str = "bf16"):
+    """bf16 autocast on CUDA unless ``precision`` is "fp32"; a no-op context on CPU (fp32 keeps
+    CPU runs reproducible)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if device.type == "cuda" and precision == "bf16":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 

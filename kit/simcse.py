@@ -260,9 +260,12 @@ class Study:
         return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
 
     def _run_key(self, method: Method, seed: int, percent: float) -> str:
+        train = asdict(self.p.train_config(method, seed)) if method.trained else None
+        if train and train["precision"] == TrainConfig.precision:  # a later field: keyed only off its default,
+            del train["precision"]  # so run folders made before it existed stay valid
         settings = {
             "method": asdict(method), "seed": seed, "percent": percent, "model": self.p.model, "pooler": self.p.pooler,
-            "train": asdict(self.p.train_config(method, seed)) if method.trained else None,
+            "train": train,
             "corpus": [len(self.corpus), self.p.corpus_seed, self.p.corpus_path, self.p.crop_placeholder],
         }
         if self.p.language != "en":  # added only here, so English run folders keep their names

@@ -40,6 +40,7 @@ class TrainConfig:
     device: str = "auto"
     mix_lambda: float | None = None
     iw_phi: float | None = None
+    precision: str = "bf16"  # on CUDA: bf16 autocast, or "fp32" (eager reference); CPU is always fp32
 
     def __post_init__(self):
         for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
@@ -158,9 +159,9 @@ def train_contrastive(
         comp = None
         if complementary is not None:
             half = {k: v[: len(idx)] for k, v in feats.items()}
-            with torch.no_grad(), autocast(device):
+            with torch.no_grad(), autocast(device, config.precision):
                 comp = complementary(half)
-        with autocast(device):
+        with autocast(device, config.precision):
             emb = encoder(feats, training_head=True)
             loss, stats = loss_fn(emb[: len(idx)], emb[len(idx) :], comp)
         loss.backward()
