@@ -110,3 +110,5 @@ def test_paraphrase_hit_at_1_counts_partners_ranked_first():
     perfect = paraphrase_hit_at_1(emb, {0: {1}, 1: {0}, 2: {3}, 3: {2}})
     assert perfect == {"hit_at_1": 1.0, "queries": 4, "chance": 0.25}
     assert paraphrase_hit_at_1(emb, {0: {2}, 2: {0}})["hit_at_1"] == 0.0
+    tied = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # rows 1 and 2 tie as neighbours of 0
+    assert paraphrase_hit_at_1(tied, {0: {1}})["hit_at_1"] == 0.5
