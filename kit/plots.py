@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -95,7 +96,9 @@ def embedding_map(embeddings: dict[str, np.ndarray], source: list[str], seed: in
 
     fig, axes = plt.subplots(1, len(embeddings), figsize=(5 * len(embeddings), 4.5), squeeze=False)
     for ax, (name, emb) in zip(axes[0], embeddings.items()):
-        xy = umap.UMAP(n_neighbors=15, min_dist=0.1, metric="cosine", random_state=seed).fit_transform(emb)
+        with warnings.catch_warnings():  # "n_jobs overridden by random_state": seeded on purpose
+            warnings.filterwarnings("ignore", category=UserWarning, module="umap")
+            xy = umap.UMAP(n_neighbors=15, min_dist=0.1, metric="cosine", random_state=seed).fit_transform(emb)
         sns.scatterplot(x=xy[:, 0], y=xy[:, 1], hue=source, s=12, ax=ax, legend=ax is axes[0][0])
         ax.set_title(name)
         ax.set_xticks([])

@@ -385,13 +385,13 @@ class Study:
 
 
 def summarize(results: pd.DataFrame, metrics=("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")) -> pd.DataFrame:
-    """Mean ± std (sample std) over seeds per method, Spearman x100 as in the papers, in row order;
-    a single-seed row shows its value alone."""
+    """Mean ± std (sample std) over seeds per method, Spearman and hit rates x100 as in the papers,
+    in row order; a single-seed row shows its value alone."""
     out = []
     for _, grp in results.groupby("method", sort=False):
         row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
         for m in metrics:
-            percent = m.startswith("spearman")
+            percent = m.startswith(("spearman", "hit_at", "chance"))
             row[m] = mean_std(grp[m].to_numpy() * (100 if percent else 1), 2 if percent else 3)
         out.append(row)
     return pd.DataFrame(out)
