@@ -14,7 +14,16 @@ silver sets hold duplicates and copies of gold.
 
 from __future__ import annotations
 
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
+import torch
+
+from kit.devices import resolve_device
+from kit.models import RANDOM_SHAPES, Encoder, resolve_model
+from kit.progress import ENABLED as PROGRESS
 
 Pair = tuple[str, str]
 
@@ -80,3 +89,138 @@ def semantic_pairs(sentences: list[str], embeddings: np.ndarray, k: int, exclude
         if taken < k and depth < len(pool):  # search this sentence's whole ranking
             take(q, semantic_search(emb[q : q + 1], emb, top_k=len(pool))[0], k - taken)
     return out
+
+
+# ---- models: sentence-transformers' CrossEncoder and SentenceTransformer, trained by their trainers ----
+
+
+@dataclass
+class FitConfig:
+    """One fine-tuning run of a cross- or bi-encoder (sentence-transformers trainer settings)."""
+
+    epochs: int = 4
+    batch_size: int = 16
+    lr: float = 2e-5
+    warmup: float = 0.1  # share of the steps
+    max_length: int = 128
+    seed: int = 0
+    device: str = "auto"
+
+
+def checkpoint(model: str, seed: int = 0) -> str:
+    """A folder or hub name that ``CrossEncoder`` / ``SentenceTransformer`` can load: the resolved
+    model, or for a random alias a seeded random BERT written to a temporary folder."""
+    if model not in RANDOM_SHAPES:
+        return resolve_model(model).path
+    folder = Path(tempfile.mkdtemp(prefix=f"kit-{model}-"))
+    encoder = Encoder.from_pretrained(model, seed=seed)
+    encoder.backbone.save_pretrained(folder)
+    encoder.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
+    """A ``CrossEncoder`` with one output (sigmoid score in [0, 1]) warm-started from ``model``:
+    an encoder checkpoint gets a new, seeded classification head."""
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(seed)
+    return CrossEncoder(checkpoint(model, seed), num_labels=1, max_length=max_length, device=str(resolve_device(device)))
+
+
+def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
+    """A ``SentenceTransformer`` from ``model`` (a plain transformers checkpoint gets mean pooling)."""
+    from sentence_transformers import SentenceTransformer
+
+    torch.manual_seed(seed)
+    st = SentenceTransformer(checkpoint(model, seed), device=str(resolve_device(device)))
+    st.max_seq_length = max_length
+    return st
+
+
+def _dataset(pairs: list[Pair], labels):
+    from datasets import Dataset
+
+    return Dataset.from_dict({"sentence1": [a for a, _ in pairs], "sentence2": [b for _, b in pairs],
+                              "label": [float(x) for x in labels]})
+
+
+def _args(cls, cfg: FitConfig, device: torch.device):
+    return cls(
+        output_dir=tempfile.mkdtemp(prefix="kit-fit-"), num_train_epochs=cfg.epochs,
+        per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.lr, warmup_steps=cfg.warmup, seed=cfg.seed,
+        data_seed=cfg.seed, report_to="none", save_strategy="no", logging_strategy="no", disable_tqdm=not PROGRESS,
+        use_cpu=device.type == "cpu", bf16=device.type == "cuda",
+    )
+
+
+def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
+    """Fine-tune on gold pairs with binary cross-entropy against labels in [0, 1] (STS scores
+    divided by their maximum, or 0/1), as the Augmented SBERT recipe; returns ``ce``."""
+    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    args = _args(CrossEncoderTrainingArguments, cfg, ce.device)
+    CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=BinaryCrossEntropyLoss(ce)).train()
+    return ce
+
+
+def label_pairs(ce, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
+    """Silver labels: the cross-encoder's sigmoid scores in [0, 1], in the order of ``pairs``."""
+    if not pairs:
+        return np.zeros(0, dtype=np.float32)
+    return np.asarray(ce.predict(pairs, batch_size=batch_size, show_progress_bar=False), dtype=np.float32)
+
+
+def fit_bi_encoder(st, pairs: list[Pair], labels, cfg: FitConfig):
+    """Fine-tune with sentence-transformers' CosineSimilarityLoss (MSE between cosine and the
+    label in [0, 1]), as SBERT trains on STS; returns ``st``."""
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+
+    args = _args(SentenceTransformerTrainingArguments, cfg, st.device)
+    SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=CosineSimilarityLoss(st)).train()
+    return st
+
+
+def cosine_scores(st, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
+    """Cosine similarity of each pair under a bi-encoder."""
+    a = st.encode([p[0] for p in pairs], batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True)
+    b = st.encode([p[1] for p in pairs], batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True)
+    return (a * b).sum(1)
+
+
+# ---- one comparison: gold vs gold + random silver vs gold + semantic silver ----
+
+
+@dataclass
+class Comparison:
+    """Scores of the three bi-encoders on one split and seed, and the silver sets behind them."""
+
+    scores: dict[str, float]  # condition -> evaluation score
+    silver: dict[str, tuple[list[Pair], np.ndarray]]  # "random" / "semantic" -> (pairs, cross-encoder labels)
+
+
+def compare(
+    model: str, gold: list[Pair], gold_labels: np.ndarray, pool: list[str], k: int, evaluate, cfg: FitConfig,
+    cross_cfg: FitConfig | None = None,
+) -> Comparison:
+    """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
+
+    1. bi-encoder on gold; 2. cross-encoder on gold; 3. semantic silver: each pool sentence's k
+    nearest new neighbours under the gold bi-encoder; random silver: as many random new pairs;
+    both labelled by the cross-encoder; 4. a bi-encoder from the same start on gold + each silver
+    set, with the same settings and seed. ``evaluate(st) -> float`` scores a bi-encoder; labels in [0, 1].
+    """
+    gold_st = fit_bi_encoder(bi_encoder(model, cfg.seed, cfg.max_length, cfg.device), gold, gold_labels, cfg)
+    scores = {"gold": evaluate(gold_st)}
+    ce = fit_cross_encoder(cross_encoder(model, cfg.seed, cfg.max_length, cfg.device), gold, gold_labels, cross_cfg or cfg)
+    emb = gold_st.encode(pool, convert_to_numpy=True, normalize_embeddings=True)
+    semantic = semantic_pairs(pool, emb, k, gold)
+    rand = random_pairs(pool, len(semantic), gold, np.random.default_rng(cfg.seed))
+    silver = {name: (pairs, label_pairs(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
+    for name, (pairs, labels) in silver.items():
+        st = bi_encoder(model, cfg.seed, cfg.max_length, cfg.device)
+        fit_bi_encoder(st, list(gold) + pairs, np.concatenate([gold_labels, labels]), cfg)
+        scores[f"gold + {name} silver"] = evaluate(st)
+    return Comparison(scores, silver)

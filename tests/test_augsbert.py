@@ -3,7 +3,10 @@ import itertools
 import numpy as np
 import pytest
 
-from kit.augsbert import random_pairs, semantic_pairs, unordered
+from kit.augsbert import (
+    FitConfig, bi_encoder, compare, cosine_scores, cross_encoder, fit_bi_encoder, fit_cross_encoder, label_pairs, random_pairs,
+    semantic_pairs, unordered,
+)
 
 
 def _check_new_pairs(pairs, gold):
@@ -60,3 +63,45 @@ def test_semantic_pairs_search_deeper_when_near_neighbours_are_taken():
     pairs = semantic_pairs(sentences, emb, 2, gold)
     _check_new_pairs(pairs, gold)
     assert [b for a, b in pairs if a == "s0"] and all(b in ("s6", "s7") for a, b in pairs if a == "s0")
+
+
+PAIRS = [("fever and cough", "cough with fever"), ("broken arm", "fractured arm"), ("insulin dose", "the weather today"),
+         ("chest pain", "pain in the chest"), ("hair loss", "kidney stones"), ("low blood sugar", "hypoglycaemia")]
+LABELS = [0.9, 1.0, 0.0, 1.0, 0.0, 0.8]
+FIT = FitConfig(epochs=2, batch_size=4, lr=1e-3, seed=0, device="cpu")
+
+
+def test_silver_labels_are_deterministic_scores_in_unit_interval():
+    ce = cross_encoder("tiny-random-bert", seed=0, device="cpu")
+    first = label_pairs(ce, PAIRS)
+    assert first.shape == (6,) and ((first >= 0) & (first <= 1)).all()
+    np.testing.assert_array_equal(first, label_pairs(ce, PAIRS))
+    np.testing.assert_array_equal(first, label_pairs(cross_encoder("tiny-random-bert", seed=0, device="cpu"), PAIRS))
+    fit_cross_encoder(ce, PAIRS, LABELS, FIT)
+    assert not np.allclose(first, label_pairs(ce, PAIRS))
+
+
+def test_trained_bi_encoder_reloads_in_sentence_transformers_format_to_the_same_scores(tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    st = fit_bi_encoder(bi_encoder("tiny-random-bert", seed=0, device="cpu"), PAIRS, LABELS, FIT)
+    st.save(str(tmp_path / "bi"))
+    reloaded = SentenceTransformer(str(tmp_path / "bi"), device="cpu")
+    np.testing.assert_allclose(cosine_scores(reloaded, PAIRS), cosine_scores(st, PAIRS), atol=1e-6)
+
+
+def test_compare_trains_three_bi_encoders_on_equal_silver_budgets():
+    pool = list(dict.fromkeys(s for p in PAIRS for s in p))
+    calls = []
+
+    def evaluate(st):
+        calls.append(st)
+        return float(len(calls))
+
+    result = compare("tiny-random-bert", PAIRS, np.asarray(LABELS), pool, 2, evaluate, FIT)
+    assert list(result.scores) == ["gold", "gold + random silver", "gold + semantic silver"]
+    assert len({id(st) for st in calls}) == 3  # three separately trained bi-encoders
+    (random_set, random_labels), (semantic_set, semantic_labels) = result.silver["random"], result.silver["semantic"]
+    assert len(semantic_set) == 2 * len(pool) == len(random_set) == len(random_labels) == len(semantic_labels)
+    _check_new_pairs(random_set, PAIRS)
+    _check_new_pairs(semantic_set, PAIRS)
