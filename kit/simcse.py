@@ -366,8 +366,8 @@ class Study:
 
     def probe_sources(self) -> list[str]:
         """Where each probe text comes from (legend of the embedding map)."""
-        return [f"{self.eval_name} {'test' if self.p.language == 'zh' else ''}".strip()] * len(self.retrieval_texts) + [
-            "PubMed (held out)"] * len(self.map_sentences)
+        label = "cMedQQ test" if self.p.language == "zh" else self.eval_name
+        return [label] * len(self.retrieval_texts) + ["PubMed (held out)"] * len(self.map_sentences)
 
     def tables(self, results: pd.DataFrame) -> dict[str, pd.DataFrame]:
         """The study's result tables, titled; the first is the headline table."""
