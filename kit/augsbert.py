@@ -3,8 +3,9 @@ Improving Bi-Encoders for Pairwise Sentence Scoring Tasks", NAACL), as applied t
 by the second seed paper ("Augmented Bio-SBERT").
 
 A cross-encoder trained on the gold pairs labels new pairs (the silver set); a bi-encoder is then
-trained on gold + silver. This module holds the pair samplers: random sampling and semantic-search
-sampling (top-k neighbours by a bi-encoder, k = 5 in the paper).
+trained on gold + silver. This module holds the pair samplers (random sampling and semantic-search
+sampling: top-k neighbours by a bi-encoder, k = 5 in the paper), cross- and bi-encoder fine-tuning
+through sentence-transformers' trainers, and ``compare``, the gold / +random / +semantic comparison.
 
 Every sampler returns *new* unordered pairs: never a self-pair, never a gold pair in either order,
 never the same pair twice (in either order). sentence-transformers' example scripts
@@ -61,7 +62,6 @@ def semantic_pairs(sentences: list[str], embeddings: np.ndarray, k: int, exclude
     order) and pairs already emitted are skipped and the next neighbour is taken instead, so every
     sentence contributes exactly ``k`` pairs wherever the pool still has ``k`` candidates for it.
     ``embeddings[i]`` embeds ``sentences[i]``; a repeated sentence keeps its first row."""
-    import torch
     from sentence_transformers.util import semantic_search
 
     pool, seen = _sentences_and_excluded(sentences, exclude)
@@ -147,7 +147,8 @@ def _dataset(pairs: list[Pair], labels):
 
 def _args(cls, cfg: FitConfig, device: torch.device):
     return cls(
-        output_dir=tempfile.mkdtemp(prefix="kit-fit-"), num_train_epochs=cfg.epochs,
+        output_dir=str(Path(tempfile.gettempdir()) / "kit-trainer"),  # required; nothing is saved there
+        num_train_epochs=cfg.epochs,
         per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.lr, warmup_steps=cfg.warmup, seed=cfg.seed,
         data_seed=cfg.seed, report_to="none", save_strategy="no", logging_strategy="no", disable_tqdm=not PROGRESS,
         use_cpu=device.type == "cpu", bf16=device.type == "cuda",
