@@ -119,13 +119,14 @@ def checkpoint(model: str, seed: int = 0) -> str:
     return str(folder)
 
 
-def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
-    """A ``CrossEncoder`` with one output (sigmoid score in [0, 1]) warm-started from ``model``:
-    an encoder checkpoint gets a new, seeded classification head."""
+def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto", num_labels: int = 1):
+    """A ``CrossEncoder`` warm-started from ``model``; an encoder checkpoint gets a new, seeded head.
+    ``num_labels`` 1: one sigmoid score in [0, 1] (STS); more: a softmax over classes (NLI)."""
     from sentence_transformers import CrossEncoder
 
     torch.manual_seed(seed)
-    return CrossEncoder(checkpoint(model, seed), num_labels=1, max_length=max_length, device=str(resolve_device(device)))
+    return CrossEncoder(checkpoint(model, seed), num_labels=num_labels, max_length=max_length,
+                        device=str(resolve_device(device)))
 
 
 def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
@@ -141,8 +142,9 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
 def _dataset(pairs: list[Pair], labels):
     from datasets import Dataset
 
+    labels = np.asarray(labels)
     return Dataset.from_dict({"sentence1": [a for a, _ in pairs], "sentence2": [b for _, b in pairs],
-                              "label": [float(x) for x in labels]})
+                              "label": labels.tolist() if labels.dtype.kind in "iu" else labels.astype(float).tolist()})
 
 
 def _args(cls, cfg: FitConfig, device: torch.device):
@@ -156,32 +158,47 @@ def _args(cls, cfg: FitConfig, device: torch.device):
 
 
 def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
-    """Fine-tune on gold pairs with binary cross-entropy against labels in [0, 1] (STS scores
-    divided by their maximum, or 0/1), as the Augmented SBERT recipe; returns ``ce``."""
+    """Fine-tune on gold pairs, as the Augmented SBERT recipe: binary cross-entropy against scores in
+    [0, 1] (STS scores divided by their maximum) for one output, cross-entropy against class
+    indices for several; returns ``ce``."""
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss, CrossEntropyLoss
 
+    loss = BinaryCrossEntropyLoss(ce) if ce.num_labels == 1 else CrossEntropyLoss(ce)
     args = _args(CrossEncoderTrainingArguments, cfg, ce.device)
-    CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=BinaryCrossEntropyLoss(ce)).train()
+    CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=loss).train()
     return ce
 
 
-def label_pairs(ce, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
-    """Silver labels: the cross-encoder's sigmoid scores in [0, 1], in the order of ``pairs``."""
+def cross_scores(ce, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
+    """The cross-encoder's scores, in the order of ``pairs``: sigmoid scores in [0, 1], shape (n,),
+    for one output; class probabilities, shape (n, classes), for several."""
     if not pairs:
-        return np.zeros(0, dtype=np.float32)
-    return np.asarray(ce.predict(pairs, batch_size=batch_size, show_progress_bar=False), dtype=np.float32)
+        return np.zeros((0,) if ce.num_labels == 1 else (0, ce.num_labels), dtype=np.float32)
+    return np.asarray(ce.predict(pairs, batch_size=batch_size, show_progress_bar=False,
+                                 apply_softmax=ce.num_labels > 1), dtype=np.float32)
 
 
-def fit_bi_encoder(st, pairs: list[Pair], labels, cfg: FitConfig):
-    """Fine-tune with sentence-transformers' CosineSimilarityLoss (MSE between cosine and the
-    label in [0, 1]), as SBERT trains on STS; returns ``st``."""
+def silver_labels(scores: np.ndarray) -> np.ndarray:
+    """Silver labels from ``cross_scores``: the score itself (STS) or the most probable class (NLI)."""
+    return scores if scores.ndim == 1 else scores.argmax(1)
+
+
+def fit_bi_encoder(st, pairs: list[Pair], labels, cfg: FitConfig, num_labels: int | None = None):
+    """Fine-tune a bi-encoder as SBERT does: CosineSimilarityLoss (MSE between cosine and a label
+    in [0, 1]) for STS; SoftmaxLoss (softmax over W[u; v; |u - v|]) for ``num_labels`` NLI classes.
+    Returns the trained loss module (the SoftmaxLoss keeps its classifier); ``st`` is trained in place."""
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, SoftmaxLoss
 
+    if num_labels is None:
+        loss = CosineSimilarityLoss(st)
+    else:
+        torch.manual_seed(cfg.seed)  # the classifier head's initialisation
+        loss = SoftmaxLoss(st, st.get_embedding_dimension(), num_labels).to(st.device)
     args = _args(SentenceTransformerTrainingArguments, cfg, st.device)
-    SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=CosineSimilarityLoss(st)).train()
-    return st
+    SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=loss).train()
+    return loss
 
 
 def cosine_scores(st, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
@@ -191,37 +208,62 @@ def cosine_scores(st, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
     return (a * b).sum(1)
 
 
+@torch.no_grad()
+def softmax_predictions(st, loss, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
+    """Classes predicted by a SoftmaxLoss classifier from independently encoded sentences
+    (u, v, |u - v|), i.e. still a bi-encoder: each sentence is embedded alone."""
+    u, v = (st.encode([p[i] for p in pairs], batch_size=batch_size, convert_to_tensor=True) for i in (0, 1))
+    return loss.classifier(torch.cat([u, v, (u - v).abs()], 1).to(loss.classifier.weight.dtype)).argmax(1).cpu().numpy()
+
+
 # ---- one comparison: gold vs gold + random silver vs gold + semantic silver ----
+
+CONDITIONS = ("gold", "gold + random silver", "gold + semantic silver")
 
 
 @dataclass
 class Comparison:
-    """Scores of the three bi-encoders on one split and seed, and the silver sets behind them."""
+    """Scores of the three bi-encoders (``CONDITIONS``) and of the labelling cross-encoder on one
+    split and seed, and the silver sets behind them."""
 
-    scores: dict[str, float]  # condition -> evaluation score
-    silver: dict[str, tuple[list[Pair], np.ndarray]]  # "random" / "semantic" -> (pairs, cross-encoder labels)
+    scores: dict[str, float]  # condition -> evaluation score; "cross-encoder" -> the labeller's own score
+    silver: dict[str, tuple[list[Pair], np.ndarray]]  # "random" / "semantic" -> (pairs, cross-encoder scores)
 
 
 def compare(
     model: str, gold: list[Pair], gold_labels: np.ndarray, pool: list[str], k: int, evaluate, cfg: FitConfig,
-    cross_cfg: FitConfig | None = None,
+    cross_cfg: FitConfig | None = None, num_labels: int | None = None, save_to: Path | None = None,
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
     1. bi-encoder on gold; 2. cross-encoder on gold; 3. semantic silver: each pool sentence's k
     nearest new neighbours under the gold bi-encoder; random silver: as many random new pairs;
     both labelled by the cross-encoder; 4. a bi-encoder from the same start on gold + each silver
-    set, with the same settings and seed. ``evaluate(st) -> float`` scores a bi-encoder; labels in [0, 1].
+    set, with the same settings, epochs and seed (so more steps: the paper's setting).
+
+    STS (``num_labels`` None): labels in [0, 1]; NLI: class indices. ``evaluate(predict) -> float``
+    scores a predictor ``predict(pairs) -> array``: cosines (STS) or classes (NLI); the
+    cross-encoder is scored the same way. ``save_to``: each bi-encoder is saved there in
+    sentence-transformers format, in a folder named after its condition.
     """
-    gold_st = fit_bi_encoder(bi_encoder(model, cfg.seed, cfg.max_length, cfg.device), gold, gold_labels, cfg)
-    scores = {"gold": evaluate(gold_st)}
-    ce = fit_cross_encoder(cross_encoder(model, cfg.seed, cfg.max_length, cfg.device), gold, gold_labels, cross_cfg or cfg)
+    def fit_and_score(pairs, labels, condition):
+        st = bi_encoder(model, cfg.seed, cfg.max_length, cfg.device)
+        loss = fit_bi_encoder(st, pairs, labels, cfg, num_labels)
+        if save_to is not None:
+            st.save(str(Path(save_to) / condition.replace(" + ", "+").replace(" ", "_")))
+        predict = (lambda p: cosine_scores(st, p)) if num_labels is None else (lambda p: softmax_predictions(st, loss, p))
+        scores[condition] = evaluate(predict)
+        return st
+
+    scores: dict[str, float] = {}
+    gold_st = fit_and_score(gold, gold_labels, CONDITIONS[0])
+    ce = cross_encoder(model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
+    fit_cross_encoder(ce, gold, gold_labels, cross_cfg or cfg)
+    scores["cross-encoder"] = evaluate(lambda p: silver_labels(cross_scores(ce, p)))
     emb = gold_st.encode(pool, convert_to_numpy=True, normalize_embeddings=True)
     semantic = semantic_pairs(pool, emb, k, gold)
     rand = random_pairs(pool, len(semantic), gold, np.random.default_rng(cfg.seed))
-    silver = {name: (pairs, label_pairs(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
-    for name, (pairs, labels) in silver.items():
-        st = bi_encoder(model, cfg.seed, cfg.max_length, cfg.device)
-        fit_bi_encoder(st, list(gold) + pairs, np.concatenate([gold_labels, labels]), cfg)
-        scores[f"gold + {name} silver"] = evaluate(st)
-    return Comparison(scores, silver)
+    silver = {name: (pairs, cross_scores(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
+    for condition, (pairs, ce_scores) in zip(CONDITIONS[1:], silver.values()):
+        fit_and_score(list(gold) + pairs, np.concatenate([gold_labels, silver_labels(ce_scores)]), condition)
+    return Comparison({c: scores[c] for c in (*CONDITIONS, "cross-encoder")}, silver)

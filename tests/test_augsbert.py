@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from kit.augsbert import (
-    FitConfig, bi_encoder, compare, cosine_scores, cross_encoder, fit_bi_encoder, fit_cross_encoder, label_pairs, random_pairs,
-    semantic_pairs, unordered,
+    FitConfig, bi_encoder, compare, cosine_scores, cross_encoder, fit_bi_encoder, fit_cross_encoder, cross_scores, random_pairs,
+    semantic_pairs, silver_labels, softmax_predictions, unordered,
 )
 
 
@@ -73,35 +73,66 @@ FIT = FitConfig(epochs=2, batch_size=4, lr=1e-3, seed=0, device="cpu")
 
 def test_silver_labels_are_deterministic_scores_in_unit_interval():
     ce = cross_encoder("tiny-random-bert", seed=0, device="cpu")
-    first = label_pairs(ce, PAIRS)
+    first = cross_scores(ce, PAIRS)
     assert first.shape == (6,) and ((first >= 0) & (first <= 1)).all()
-    np.testing.assert_array_equal(first, label_pairs(ce, PAIRS))
-    np.testing.assert_array_equal(first, label_pairs(cross_encoder("tiny-random-bert", seed=0, device="cpu"), PAIRS))
+    np.testing.assert_array_equal(first, cross_scores(ce, PAIRS))
+    np.testing.assert_array_equal(first, cross_scores(cross_encoder("tiny-random-bert", seed=0, device="cpu"), PAIRS))
     fit_cross_encoder(ce, PAIRS, LABELS, FIT)
-    assert not np.allclose(first, label_pairs(ce, PAIRS))
+    assert not np.allclose(first, cross_scores(ce, PAIRS))
 
 
 def test_trained_bi_encoder_reloads_in_sentence_transformers_format_to_the_same_scores(tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    st = fit_bi_encoder(bi_encoder("tiny-random-bert", seed=0, device="cpu"), PAIRS, LABELS, FIT)
+    st = bi_encoder("tiny-random-bert", seed=0, device="cpu")
+    fit_bi_encoder(st, PAIRS, LABELS, FIT)
     st.save(str(tmp_path / "bi"))
     reloaded = SentenceTransformer(str(tmp_path / "bi"), device="cpu")
     np.testing.assert_allclose(cosine_scores(reloaded, PAIRS), cosine_scores(st, PAIRS), atol=1e-6)
 
 
-def test_compare_trains_three_bi_encoders_on_equal_silver_budgets():
+def test_classification_cross_encoder_gives_class_probabilities_and_argmax_silver_labels():
+    ce = cross_encoder("tiny-random-bert", seed=0, device="cpu", num_labels=3)
+    fit_cross_encoder(ce, PAIRS, np.array([0, 1, 2, 0, 2, 1]), FIT)
+    probs = cross_scores(ce, PAIRS)
+    assert probs.shape == (6, 3)
+    np.testing.assert_allclose(probs.sum(1), 1, atol=1e-5)
+    np.testing.assert_array_equal(silver_labels(probs), probs.argmax(1))
+    np.testing.assert_array_equal(silver_labels(probs[:, 0]), probs[:, 0])  # one output: the score is the label
+
+
+def test_nli_bi_encoder_learns_its_softmax_classifier_from_independent_embeddings():
+    labels = np.array([1, 1, 0, 1, 0, 1])
+    st = bi_encoder("tiny-random-bert", seed=0, device="cpu")
+    loss = fit_bi_encoder(st, PAIRS, labels, FitConfig(epochs=30, batch_size=6, lr=3e-3, device="cpu"), num_labels=2)
+    assert loss.classifier.out_features == 2
+    assert (softmax_predictions(st, loss, PAIRS) == labels).mean() == 1.0  # it can fit six training pairs
+
+
+def _compare(num_labels=None, labels=LABELS, save_to=None):
     pool = list(dict.fromkeys(s for p in PAIRS for s in p))
     calls = []
 
-    def evaluate(st):
-        calls.append(st)
+    def evaluate(predict):
+        calls.append(predict(PAIRS[:2]))
         return float(len(calls))
 
-    result = compare("tiny-random-bert", PAIRS, np.asarray(LABELS), pool, 2, evaluate, FIT)
-    assert list(result.scores) == ["gold", "gold + random silver", "gold + semantic silver"]
-    assert len({id(st) for st in calls}) == 3  # three separately trained bi-encoders
+    result = compare("tiny-random-bert", PAIRS, np.asarray(labels), pool, 2, evaluate, FIT, num_labels=num_labels, save_to=save_to)
+    return result, pool, calls
+
+
+def test_compare_trains_three_bi_encoders_on_equal_silver_budgets(tmp_path):
+    result, pool, calls = _compare(save_to=tmp_path)
+    assert list(result.scores) == ["gold", "gold + random silver", "gold + semantic silver", "cross-encoder"]
+    assert result.scores["gold"] == 1 and result.scores["cross-encoder"] == 2  # each model scored once, in order
     (random_set, random_labels), (semantic_set, semantic_labels) = result.silver["random"], result.silver["semantic"]
     assert len(semantic_set) == 2 * len(pool) == len(random_set) == len(random_labels) == len(semantic_labels)
     _check_new_pairs(random_set, PAIRS)
     _check_new_pairs(semantic_set, PAIRS)
+    assert sorted(d.name for d in tmp_path.iterdir()) == ["gold", "gold+random_silver", "gold+semantic_silver"]
+
+
+def test_compare_for_nli_labels_silver_pairs_with_classes():
+    result, _, calls = _compare(num_labels=3, labels=[0, 1, 2, 0, 2, 1])
+    assert all(c.dtype.kind in "iu" and set(c) <= {0, 1, 2} for c in calls)  # predictions are classes
+    assert result.silver["random"][1].shape[1] == 3  # silver sets keep the class probabilities
