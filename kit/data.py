@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -296,3 +298,78 @@ def chineseblue_corpus(tasks: tuple[str, ...] = ("cMedQQ", "cMedIC", "cMedTC")) 
     }
     pooled = (text for task in tasks for column in load_chineseblue(task, "train").texts for text in column)
     return [text for text in dict.fromkeys(pooled) if text not in held_out]
+
+
+# ---- sentence-pair inference (NLI-style) tasks ----
+
+RQE = DatasetSpec(
+    name="rqe",
+    relpath="rqe/rqe.jsonl",
+    description="Recognizing Question Entailment: does a consumer health question entail an FAQ (true/false)? "
+    "Splits train 8,588 (AMIA 2016), validation_amia2016_test 302, test_mediqa2019 230.",
+    source="abachaa/RQE_Data_AMIA2016 @ 9302fb9; abachaa/MEDIQA2019 @ ae5d382 : MEDIQA_Task2_RQE/",
+    citation="Ben Abacha, Demner-Fushman (2016). Recognizing Question Entailment for Medical Question Answering. "
+    "AMIA; Ben Abacha, Shivade, Demner-Fushman (2019). Overview of the MEDIQA 2019 Shared Task.",
+    metric="accuracy",
+)
+RQE_SPLITS = ("train", "validation_amia2016_test", "test_mediqa2019")
+
+MEDNLI_SPLITS = {"train": "mli_train_v1.jsonl", "dev": "mli_dev_v1.jsonl", "test": "mli_test_v1.jsonl"}
+
+
+def mednli_spec(split: str) -> DatasetSpec:
+    return DatasetSpec(
+        name=f"mednli/{split}",
+        relpath=f"mednli/{MEDNLI_SPLITS[split]}",
+        description="MedNLI: clinical premise-hypothesis pairs from MIMIC-III, entailment/neutral/contradiction. "
+        "Credentialed (PhysioNet): not redistributed; pass the folder holding the official files.",
+        source="https://physionet.org/content/mednli/",
+        citation="Romanov, Shivade (2018). Lessons from Natural Language Inference in the Clinical Domain. EMNLP.",
+        metric="accuracy",
+    )
+
+
+def _read_jsonl(file: Path, fields: tuple[str, ...]) -> list[dict]:
+    rows = []
+    with open(file, encoding="utf-8") as f:
+        for line, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as err:
+                raise MalformedDataError(f"{file}:{line}: not JSON ({err.msg})") from None
+            missing = [k for k in fields if row.get(k) is None]
+            if missing:
+                raise MalformedDataError(f"{file}:{line}: missing field(s) {missing}")
+            rows.append(row)
+    return rows
+
+
+def load_rqe(split: str, path: str | os.PathLike | None = None) -> LabeledTexts:
+    """RQE pairs of one split: texts (consumer question, FAQ), labels 'true' / 'false'."""
+    if split not in RQE_SPLITS:
+        raise ValueError(f"RQE has no split '{split}'; splits: {list(RQE_SPLITS)}")
+    file = resolve(RQE, path)
+    rows = [r for r in _read_jsonl(file, ("split", "label", "chq", "faq")) if r["split"] == split]
+    empty = [r.get("pid", "?") for r in rows if not (r["chq"].strip() and r["faq"].strip())]
+    if empty:  # the public train split has one (pid 5860, empty FAQ)
+        warnings.warn(f"{file}: dropped {len(empty)} {split} pair(s) with an empty question (pid {', '.join(empty)})", stacklevel=2)
+        rows = [r for r in rows if r.get("pid", "?") not in empty]
+    bad = sorted({r["label"] for r in rows} - {"true", "false"})
+    if bad:
+        raise MalformedDataError(f"{file}: labels {bad} are not 'true'/'false'")
+    return LabeledTexts("rqe", split, ([r["chq"].strip() for r in rows], [r["faq"].strip() for r in rows]),
+                        np.asarray([r["label"] for r in rows]), str(file))
+
+
+def load_mednli(split: str, folder: str | os.PathLike | None = None) -> LabeledTexts:
+    """MedNLI pairs of one split from the official ``mli_{train,dev,test}_v1.jsonl`` files (fields
+    sentence1, sentence2, gold_label) in ``folder``, or in a ``mednli/`` folder of a data root."""
+    if split not in MEDNLI_SPLITS:
+        raise ValueError(f"MedNLI has no split '{split}'; splits: {list(MEDNLI_SPLITS)}")
+    spec = mednli_spec(split)
+    file = resolve(spec, None if folder is None else Path(folder) / MEDNLI_SPLITS[split])
+    rows = _read_jsonl(file, ("sentence1", "sentence2", "gold_label"))
+    return LabeledTexts("mednli", split, ([r["sentence1"].strip() for r in rows], [r["sentence2"].strip() for r in rows]),
+                        np.asarray([r["gold_label"] for r in rows]), str(file))

@@ -59,3 +59,38 @@ def test_kit_data_takes_precedence_over_shared(tmp_path, monkeypatch):
     (tmp_path / "biosses" / "biosses.tsv").write_text(HEADER + "1\ttest\tx y\tz w\t1\t1\t1\t1\t1\t1.0\n")
     monkeypatch.setenv("KIT_DATA", str(tmp_path))
     assert len(load_biosses()) == 1
+
+
+def test_rqe_splits_and_labels():
+    from kit.data import RQE_SPLITS, load_rqe
+
+    with pytest.warns(UserWarning, match="dropped 1 train pair.*pid 5860"):
+        sizes = {s: len(load_rqe(s)) for s in RQE_SPLITS}
+    assert sizes == {"train": 8587, "validation_amia2016_test": 302, "test_mediqa2019": 230}
+    test = load_rqe("test_mediqa2019")
+    assert set(test.labels) == {"true", "false"} and len(test.texts) == 2 and all(test.texts[1])
+    with pytest.raises(ValueError, match="splits"):
+        load_rqe("dev")
+
+
+def test_mednli_reads_the_official_files_from_a_local_folder(tmp_path):
+    from kit.data import load_mednli
+
+    row = '{"sentence1": "No history of blood clots.", "sentence2": "The patient has no PMH.", "gold_label": "neutral"}\n'
+    (tmp_path / "mli_dev_v1.jsonl").write_text(row * 3)
+    dev = load_mednli("dev", tmp_path)
+    assert len(dev) == 3 and dev.labels[0] == "neutral" and dev.texts[1][0] == "The patient has no PMH."
+    with pytest.raises(DataNotFoundError, match="explicit path"):
+        load_mednli("test", tmp_path)
+    (tmp_path / "mli_train_v1.jsonl").write_text('{"sentence1": "a", "gold_label": "neutral"}\n')
+    with pytest.raises(MalformedDataError, match=r"mli_train_v1.jsonl:1: missing field.*sentence2"):
+        load_mednli("train", tmp_path)
+
+
+def test_mednli_without_a_path_says_where_it_looked_and_that_it_is_credentialed(monkeypatch, tmp_path):
+    from kit.data import load_mednli
+
+    monkeypatch.setenv("KIT_DATA", str(tmp_path))
+    monkeypatch.setenv("KIT_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(DataNotFoundError, match="mednli/mli_train_v1.jsonl"):
+        load_mednli("train")
