@@ -123,10 +123,16 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
     """A ``CrossEncoder`` warm-started from ``model``; an encoder checkpoint gets a new, seeded head.
     ``num_labels`` 1: one sigmoid score in [0, 1] (STS); more: a softmax over classes (NLI)."""
     from sentence_transformers import CrossEncoder
+    from transformers.utils import logging as hf_logging
 
     torch.manual_seed(seed)
-    return CrossEncoder(checkpoint(model, seed), num_labels=num_labels, max_length=max_length,
-                        device=str(resolve_device(device)))
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the head is new by design: no "newly initialized" load report
+    try:
+        return CrossEncoder(checkpoint(model, seed), num_labels=num_labels, max_length=max_length,
+                            device=str(resolve_device(device)))
+    finally:
+        hf_logging.set_verbosity(level)
 
 
 def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
@@ -157,6 +163,14 @@ def _args(cls, cfg: FitConfig, device: torch.device):
     )
 
 
+def _train(trainer) -> None:
+    """Train without the trainer's printed log dicts (reports record what matters)."""
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    trainer.train()
+
+
 def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
     """Fine-tune on gold pairs, as the Augmented SBERT recipe: binary cross-entropy against scores in
     [0, 1] (STS scores divided by their maximum) for one output, cross-entropy against class
@@ -166,7 +180,7 @@ def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
 
     loss = BinaryCrossEntropyLoss(ce) if ce.num_labels == 1 else CrossEntropyLoss(ce)
     args = _args(CrossEncoderTrainingArguments, cfg, ce.device)
-    CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=loss).train()
+    _train(CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
     return ce
 
 
@@ -197,7 +211,7 @@ def fit_bi_encoder(st, pairs: list[Pair], labels, cfg: FitConfig, num_labels: in
         torch.manual_seed(cfg.seed)  # the classifier head's initialisation
         loss = SoftmaxLoss(st, st.get_embedding_dimension(), num_labels).to(st.device)
     args = _args(SentenceTransformerTrainingArguments, cfg, st.device)
-    SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=loss).train()
+    _train(SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
     return loss
 
 
