@@ -26,7 +26,11 @@ from kit.params import ParameterError, Params, load_run_file
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 
 
-STUDY_PARAMS = {"simcse_augmentations": ("kit.simcse", "StudyParams"), "explore_augmentations": ("kit.widgets", "ExploreParams")}
+STUDY_PARAMS = {
+    "simcse_augmentations": ("kit.simcse", "StudyParams"),
+    "augmented_sbert": ("kit.augsbert_study", "AugSBERTParams"),
+    "explore_augmentations": ("kit.widgets", "ExploreParams"),
+}
 
 
 def study_params(notebook: str) -> type[Params]:

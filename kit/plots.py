@@ -106,3 +106,44 @@ def embedding_map(embeddings: dict[str, np.ndarray], source: list[str], seed: in
     fig.suptitle("UMAP of sentence embeddings (cosine), coloured by source")
     fig.tight_layout()
     return fig
+
+
+def silver_label_distributions(labels: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+    """One panel per task: the label distribution of the gold training pairs and of each silver
+    set (STS: density of scores in [0, 1]; NLI: share of each class). ``labels`` is
+    ``Study.silver_labels()``; ``titles`` maps task names to panel titles."""
+    tasks = list(dict.fromkeys(labels.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        d = labels[labels.task == task]
+        if pd.api.types.is_numeric_dtype(d.label):
+            sns.histplot(d, x="label", hue="set", stat="density", common_norm=False, bins=20, binrange=(0, 1),
+                         element="step", ax=ax)
+            ax.set_xlabel("label (score / max)")
+        else:
+            share = d.groupby("set", sort=False).label.value_counts(normalize=True).rename("share").reset_index()
+            sns.barplot(share, x="label", y="share", hue="set", ax=ax)
+            ax.set_xlabel("class")
+        ax.set_title(titles.get(task, task))
+    fig.suptitle("labels of the gold training pairs and of the cross-encoder-labelled silver sets")
+    fig.tight_layout()
+    return fig
+
+
+def condition_scores(results: pd.DataFrame, titles: dict[str, str], reference: str | None = None) -> plt.Figure:
+    """One panel per task: each run's score per training condition (points) with the mean (bar);
+    ``reference`` names a condition drawn as a dashed line instead (the untrained starting model)."""
+    tasks = list(dict.fromkeys(results.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        d = results[results.task == task]
+        runs = d[d.condition != reference]
+        sns.barplot(runs, x="condition", y="score", errorbar=None, alpha=0.35, ax=ax)
+        sns.stripplot(runs, x="condition", y="score", hue="seed", dodge=False, size=6, ax=ax, legend=ax is axes[0][0])
+        if reference is not None and (d.condition == reference).any():
+            ax.axhline(d[d.condition == reference].score.mean(), ls="--", color="grey", label=reference)
+        ax.set_title(titles.get(task, task))
+        ax.set_xlabel("")
+        ax.tick_params(axis="x", rotation=20)
+    fig.tight_layout()
+    return fig

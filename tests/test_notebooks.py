@@ -62,6 +62,31 @@ def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
     assert len(hits) == len(per_seed) and all(0.0 <= h["hit_at_1"] <= 1.0 and h["queries"] > 500 for h in hits)
 
 
+def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
+    run = reports / "augmented_sbert" / "smoke"
+    page = (run / "report.html").read_text(encoding="utf-8")
+    for text in ("BIOSSES (BLURB test, 20 pairs)", "BIOSSES (k-fold CV, all 100 pairs)", "RQE (MedNLI stand-in)",
+                 "Stand-in for MedNLI", "gold + random silver", "gold + semantic silver", "the silver labeller",
+                 "Silver minus gold, paired over", "cross-encoder label", "never hold a self-pair", "reloaded"):
+        assert text in page, text
+    for fig in ("scores", "silver_labels"):
+        assert (run / "figures" / f"{fig}.png").stat().st_size > 0
+    record = json.loads((run / "results.json").read_text())
+    table = record["tables"]["Table 2 layout: bi-encoder scores by training data"]
+    assert [r["training data"] for r in table][1:4] == ["gold", "gold + random silver", "gold + semantic silver"]
+    assert all(r[c] != "n/a" for r in table[1:] for c in r)  # every trained cell filled
+    per_run = record["metrics"]["per_run"]
+    # BLURB 2 seeds + 2 folds x 1 k-fold seed + RQE 2 seeds, four scores each; the starting model on 3 STS splits
+    assert len(per_run) == (2 + 2 + 2) * 4 + 3
+    assert all(-100 <= r["score"] <= 100 for r in per_run)
+    sizes = {r["task"]: r for r in record["tables"]["silver-set sizes"]}
+    blurb = sizes["BIOSSES (BLURB test, 20 pairs)"]
+    assert blurb["gold"] == 64 and blurb["semantic"] == 2 * blurb["pool"] == blurb["random"]
+    saved = sorted(p.name for p in (run / "models" / "biosses_blurb").iterdir())
+    assert saved == ["gold", "gold+random_silver", "gold+semantic_silver"]
+    assert (run / "models" / "biosses_blurb" / "gold" / "modules.json").exists()  # sentence-transformers format
+
+
 def test_finished_runs_are_not_recomputed(reports):
     run = reports / "simcse_augmentations" / "smoke" / "runs"
     stamps = {p: p.stat().st_mtime for p in run.glob("*/result.json")}
