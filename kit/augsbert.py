@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from kit.devices import resolve_device
-from kit.models import RANDOM_SHAPES, Encoder, resolve_model
+from kit.models import model_folder
 from kit.progress import ENABLED as PROGRESS
 
 Pair = tuple[str, str]
@@ -107,18 +107,6 @@ class FitConfig:
     device: str = "auto"
 
 
-def checkpoint(model: str, seed: int = 0) -> str:
-    """A folder or hub name that ``CrossEncoder`` / ``SentenceTransformer`` can load: the resolved
-    model, or for a random alias a seeded random BERT written to a temporary folder."""
-    if model not in RANDOM_SHAPES:
-        return resolve_model(model).path
-    folder = Path(tempfile.mkdtemp(prefix=f"kit-{model}-"))
-    encoder = Encoder.from_pretrained(model, seed=seed)
-    encoder.backbone.save_pretrained(folder)
-    encoder.tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto", num_labels: int = 1):
     """A ``CrossEncoder`` warm-started from ``model``; an encoder checkpoint gets a new, seeded head.
     ``num_labels`` 1: one sigmoid score in [0, 1] (STS); more: a softmax over classes (NLI)."""
@@ -129,7 +117,7 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the head is new by design: no "newly initialized" load report
     try:
-        return CrossEncoder(checkpoint(model, seed), num_labels=num_labels, max_length=max_length,
+        return CrossEncoder(model_folder(model, seed), num_labels=num_labels, max_length=max_length,
                             device=str(resolve_device(device)))
     finally:
         hf_logging.set_verbosity(level)
@@ -140,7 +128,7 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
     from sentence_transformers import SentenceTransformer
 
     torch.manual_seed(seed)
-    st = SentenceTransformer(checkpoint(model, seed), device=str(resolve_device(device)))
+    st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)))
     st.max_seq_length = max_length
     return st
 

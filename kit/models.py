@@ -186,3 +186,17 @@ class Encoder(nn.Module):
             modules.append(dense)
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
         return path
+
+
+def model_folder(name: str, seed: int = 0) -> str:
+    """A folder or hub name that transformers / sentence-transformers classes can load: the
+    resolved model, or for a random alias a seeded random BERT written to a temporary folder."""
+    if name not in RANDOM_SHAPES:
+        return resolve_model(name).path
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=f"kit-{name}-"))
+    encoder = Encoder.from_pretrained(name, seed=seed)
+    encoder.backbone.save_pretrained(folder)
+    encoder.tokenizer.save_pretrained(folder)
+    return str(folder)
