@@ -29,6 +29,7 @@ NOTEBOOKS = PROJECT_ROOT / "notebooks"
 STUDY_PARAMS = {
     "simcse_augmentations": ("kit.simcse", "StudyParams"),
     "augmented_sbert": ("kit.augsbert_study", "AugSBERTParams"),
+    "qfcl_summarization": ("kit.qfcl_study", "QFCLParams"),
     "explore_augmentations": ("kit.widgets", "ExploreParams"),
 }
 

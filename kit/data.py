@@ -373,3 +373,64 @@ def load_mednli(split: str, folder: str | os.PathLike | None = None) -> LabeledT
     rows = _read_jsonl(file, ("sentence1", "sentence2", "gold_label"))
     return LabeledTexts("mednli", split, ([r["sentence1"].strip() for r in rows], [r["sentence2"].strip() for r in rows]),
                         np.asarray([r["gold_label"] for r in rows]), str(file))
+
+
+# ---- question summarization (consumer health question -> FAQ) ----
+
+MEQSUM = DatasetSpec(
+    name="meqsum",
+    relpath="meqsum/meqsum.tsv",
+    description="MeQSum: 1,000 consumer health questions (CHQ) with expert-written short questions (FAQ). "
+    "No official split.",
+    source="abachaa/MeQSum",
+    citation="Ben Abacha, Demner-Fushman (2019). On the Summarization of Consumer Health Questions. ACL.",
+    metric="ROUGE-1/2/L F1",
+)
+HEALTHCAREMAGIC = DatasetSpec(
+    name="healthcaremagic",
+    relpath="healthcaremagic/hcm_sum.jsonl",
+    description="A public subset of HealthCareMagic question-summary pairs (train 1,314, valid 329); not the full "
+    "~226k set of Mrini et al. (2021), which is not available here.",
+    source="see ../shared/data/README.md",
+    citation="Mrini et al. (2021). A Gradually Soft Multi-Task and Data-Augmented Approach to Medical Question "
+    "Understanding. ACL.",
+    metric="ROUGE-1/2/L F1",
+)
+
+
+@dataclass
+class SummaryPairs:
+    """Consumer health questions and their reference summaries."""
+
+    chq: list[str]
+    summary: list[str]
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.chq)
+
+    def take(self, idx) -> "SummaryPairs":
+        return SummaryPairs([self.chq[i] for i in idx], [self.summary[i] for i in idx], self.source)
+
+
+def load_meqsum(path: str | os.PathLike | None = None) -> SummaryPairs:
+    """MeQSum (columns file, chq, summary; CHQ cells are quoted and may hold newlines), in file order."""
+    file = resolve(MEQSUM, path)
+    with open(file, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f, delimiter="\t")
+        if reader.fieldnames != ["file", "chq", "summary"]:
+            raise MalformedDataError(f"{file}:1: header {reader.fieldnames} != ['file', 'chq', 'summary']")
+        rows = list(reader)
+    for i, r in enumerate(rows, 2):
+        if not (r["chq"] or "").strip() or not (r["summary"] or "").strip():
+            raise MalformedDataError(f"{file}: record {i - 1}: empty chq or summary")
+    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], str(file))
+
+
+def load_healthcaremagic(split: str, path: str | os.PathLike | None = None) -> SummaryPairs:
+    """The public HealthCareMagic subset, split 'train' or 'valid'."""
+    if split not in ("train", "valid"):
+        raise ValueError(f"HealthCareMagic subset has splits 'train' and 'valid', not '{split}'")
+    file = resolve(HEALTHCAREMAGIC, path)
+    rows = [r for r in _read_jsonl(file, ("split", "chq", "summary")) if r["split"] == split]
+    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], str(file))

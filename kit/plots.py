@@ -147,3 +147,22 @@ def condition_scores(results: pd.DataFrame, titles: dict[str, str], reference: s
         ax.tick_params(axis="x", rotation=20)
     fig.tight_layout()
     return fig
+
+
+def similarity_curves(histories: pd.DataFrame, rows: list[str] | None = None) -> plt.Figure:
+    """QFCL's Figure 4: mean dev cosine per epoch between an anchor (left: the CHQ's encoder
+    representation; right: the generated summary's decoder representation) and the gold FAQ,
+    simple negatives and hard negatives, one colour per row (band: ±1 std over seeds)."""
+    h = histories if rows is None else histories[histories.row.isin(rows)]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2), sharey=True)
+    for ax, anchor in zip(axes, ("chq", "summary")):
+        long = h.melt(["label", "seed", "epoch"], [f"{anchor}_faq", f"{anchor}_simple", f"{anchor}_hard"], "pair", "cosine")
+        long["pair"] = long.pair.str.removeprefix(f"{anchor}_").map({"faq": "gold FAQ", "simple": "simple negative",
+                                                                     "hard": "hard negative"})
+        sns.lineplot(long, x="epoch", y="cosine", hue="label", style="pair", marker="o", errorbar="sd", ax=ax,
+                     legend=anchor == "summary")
+        ax.set_title(f"anchor: {'CHQ (encoder)' if anchor == 'chq' else 'generated summary (decoder)'}")
+    axes[1].legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
+    fig.suptitle("dev cosine similarity by epoch")
+    fig.tight_layout()
+    return fig

@@ -94,3 +94,13 @@ def test_mednli_without_a_path_says_where_it_looked_and_that_it_is_credentialed(
     monkeypatch.setenv("KIT_CACHE", str(tmp_path / "cache"))
     with pytest.raises(DataNotFoundError, match="mednli/mli_train_v1.jsonl"):
         load_mednli("train")
+
+
+def test_summarization_data():
+    from kit.data import load_healthcaremagic, load_meqsum
+
+    meqsum = load_meqsum()
+    assert len(meqsum) == 1000 and "\n" in meqsum.chq[0] and meqsum.summary[0] == "Who manufactures cetirizine?"
+    assert len(load_healthcaremagic("train")) == 1314 and len(load_healthcaremagic("valid")) == 329
+    with pytest.raises(ValueError, match="splits"):
+        load_healthcaremagic("test")
