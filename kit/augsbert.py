@@ -151,6 +151,18 @@ def _args(cls, cfg: FitConfig, device: torch.device):
     )
 
 
+def _quiet(trainer_cls):
+    """``trainer_cls`` without its model-card callback, the override sentence-transformers documents
+    for removing it: at construction that callback samples widget examples behind a notebook
+    progress bar that no setting silences, leaving residue in every report. Training settings are
+    recorded in the run's results instead."""
+    class Quiet(trainer_cls):
+        def add_model_card_callback(self, default_args_dict) -> None:
+            pass
+
+    return Quiet
+
+
 def _train(trainer) -> None:
     """Train without the trainer's printed log dicts (reports record what matters)."""
     from transformers import PrinterCallback
@@ -168,7 +180,7 @@ def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
 
     loss = BinaryCrossEntropyLoss(ce) if ce.num_labels == 1 else CrossEntropyLoss(ce)
     args = _args(CrossEncoderTrainingArguments, cfg, ce.device)
-    _train(CrossEncoderTrainer(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
+    _train(_quiet(CrossEncoderTrainer)(model=ce, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
     return ce
 
 
@@ -199,7 +211,7 @@ def fit_bi_encoder(st, pairs: list[Pair], labels, cfg: FitConfig, num_labels: in
         torch.manual_seed(cfg.seed)  # the classifier head's initialisation
         loss = SoftmaxLoss(st, st.get_embedding_dimension(), num_labels).to(st.device)
     args = _args(SentenceTransformerTrainingArguments, cfg, st.device)
-    _train(SentenceTransformerTrainer(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
+    _train(_quiet(SentenceTransformerTrainer)(model=st, args=args, train_dataset=_dataset(pairs, labels), loss=loss))
     return loss
 
 

@@ -86,7 +86,6 @@ def execute(run: Run, reports: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{run.notebook}.ipynb"
     os.environ["KIT_PROGRESS"] = "0"
-    os.environ["TQDM_DISABLE"] = "1"  # bars of libraries the kit does not wrap (sentence-transformers' model cards)
     papermill.execute_notebook(
         str(NOTEBOOKS / f"{run.notebook}.ipynb"), str(executed),
         parameters={"parameters": run.parameters, "report_dir": str(out_dir.resolve())},

@@ -1,6 +1,6 @@
 """Progress bars: tqdm's notebook-aware bars, silenced for batch runs.
 
-``python -m kit.batch`` sets ``KIT_PROGRESS=0`` (and ``TQDM_DISABLE=1`` for the kernel it starts) so that executed reports stay free of
+``python -m kit.batch`` sets ``KIT_PROGRESS=0`` so that executed reports stay free of
 bar residue (the kit's bars and those of transformers / huggingface_hub); interactive
 notebooks and scripts get bars.
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -22,6 +23,9 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+# EncoderDecoderModel warns on every forward with labels that pre-4.12 checkpoints trained differently; ours are new.
+warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way", category=FutureWarning)
 
 # ---- question focus and hard negatives ----------------------------------------------------
 
@@ -406,14 +410,14 @@ def similarity_probe(s: Summarizer, pairs: list[QFCLPair], summaries: list[str],
         gen.append(mean_states(out.decoder_hidden_states[-1], tgt["attention_mask"]))
     gen = F.normalize(torch.cat(gen), dim=-1)
     with_hard = [i for i, p in enumerate(pairs) if p.hard]
-    hard = enc([h for i in with_hard for h in pairs[i].hard], max_target)
-    owner = torch.tensor([j for j, i in enumerate(with_hard) for _ in pairs[i].hard], device=device)
+    owner = [i for i in with_hard for _ in pairs[i].hard]  # the pair each hard negative belongs to
+    hard = enc([h for i in with_hard for h in pairs[i].hard], max_target) if with_hard else None
     off_diagonal = ~torch.eye(len(pairs), dtype=torch.bool, device=device)
     out = {}
     for name, anchor in (("chq", chq), ("summary", gen)):
         out[f"{name}_faq"] = float((anchor * faq).sum(-1).mean())
         out[f"{name}_simple"] = float((anchor @ faq.T)[off_diagonal].mean())
-        out[f"{name}_hard"] = float((anchor[with_hard][owner] * hard).sum(-1).mean()) if with_hard else float("nan")
+        out[f"{name}_hard"] = float((anchor[owner] * hard).sum(-1).mean()) if with_hard else float("nan")
     return out
 
 

@@ -87,6 +87,20 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
     assert (run / "models" / "biosses_blurb" / "gold" / "modules.json").exists()  # sentence-transformers format
 
 
+def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
+    run = reports / "qfcl_summarization" / "smoke"
+    page = (run / "report.html").read_text(encoding="utf-8")
+    for text in ("baseline (cross-entropy only)", "+S+H+D (QFCL)", "rougeL", "focus_accuracy", "hard negatives",
+                 "MeQSum has no official split", "Substitute", "gold FAQ", "Test ROUGE-L, highest first"):
+        assert text in page, text
+    assert (run / "figures" / "similarity_curves.png").stat().st_size > 0
+    record = json.loads((run / "results.json").read_text())
+    per_seed = record["metrics"]["per_seed"]
+    assert len(per_seed) == 4 * 2 and all(0 <= r["rougeL"] <= 100 for r in per_seed)
+    epochs = [h for h in record["metrics"]["histories"] if h["row"] == "qfcl"]
+    assert len(epochs) == 2 * 2 and all("chq_hard" in h and "loss_GH" in h for h in epochs)
+
+
 def test_finished_runs_are_not_recomputed(reports):
     run = reports / "simcse_augmentations" / "smoke" / "runs"
     stamps = {p: p.stat().st_mtime for p in run.glob("*/result.json")}

@@ -121,10 +121,20 @@ def test_collate_pads_hard_negatives_and_masks_the_padding(tiny):
     assert (batch["labels"] == -100).any() and batch["chq_ids"].shape[1] <= 24
 
 
-def test_generation_uses_beam_search_within_the_length_limit(tiny):
+def test_generation_uses_beam_search_within_the_length_limit(tiny, monkeypatch):
+    real, seen = tiny.model.generate, []
+
+    def spy(**kwargs):  # the real generate, its arguments and output recorded
+        ids = real(**kwargs)
+        seen.append((kwargs, ids))
+        return ids
+
+    monkeypatch.setattr(tiny.model, "generate", spy)
     out = generate(tiny, [p.chq for p in PAIRS], max_source=24, max_target=5, num_beams=3)
-    assert len(out) == 3
-    assert all(len(tiny.tokenizer(t, add_special_tokens=False)["input_ids"]) <= 5 for t in out)
+    assert len(out) == 3 and all(len(t.split()) <= 5 for t in out)
+    (kwargs, ids), = seen
+    assert kwargs["num_beams"] == 3 and kwargs["max_new_tokens"] == 5
+    assert ids.shape[1] <= 1 + 5  # the decoder start token and at most five new tokens
 
 
 def test_one_qfcl_step_trains_the_model_fills_the_queue_and_moves_the_key_encoder():
