@@ -342,11 +342,11 @@ class Study:
                     "model' row), and there is no pretrained biomedical cross-encoder here: the cross-encoder is "
                     "warm-started from the same checkpoint with a new, seeded head, so the silver labeller starts from "
                     "a model trained for bi-encoding.")
-        lines = [f"**Model**: `{p.model}`: {m.description}.{sub}"]
+        lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
         for t in p.tasks:
             lines.append(f"- **{TASKS[t].title}** ({TASKS[t].metric}): " + self._task_note(t))
         lines.append(
-            f"**Silver sampling**: the pool is the set of sentences of the split's training pairs"
+            f"\n**Silver sampling**: the pool is the set of sentences of the split's training pairs"
             f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS tasks)' if p.pool_pubmed else ''}. Semantic: each pool "
             f"sentence's top-{p.top_k} new neighbours under the gold-trained bi-encoder (sentence-transformers "
             "`semantic_search`); random: as many uniformly drawn new pairs. Both never hold a self-pair, a gold pair "
@@ -393,6 +393,11 @@ class Study:
                 spread = f", std {d.std(ddof=1):.2f}" if len(d) > 1 else ""
                 parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f} ({call}{spread})")
             ce = mean["cross-encoder"]
+            if TASKS[task].kind == "nli":
+                majority = 100 * np.bincount(self.splits(task)[0].test_labels).max() / len(self.splits(task)[0].test_labels)
+                if abs(mean["gold"] - majority) < 2:
+                    parts.append(f"**the gold bi-encoder is at the majority-class rate ({majority:.1f}%): nothing is "
+                                 "learned at this budget, so this column cannot show an effect of silver data**")
             lines.append(
                 f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, paired over "
                 f"{len(wide)} run(s): " + "; ".join(parts) + f". The labelling cross-encoder scores {ce:.2f}"
