@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,7 +31,7 @@ from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.models import resolve_model
 from kit.params import ParameterError, Params
 from kit.progress import bar
-from kit.report import mean_std
+from kit.report import cached_run, mean_std, write_tables
 
 STS_MAX = 4.0
 STARTING = "starting model (no training)"  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
@@ -194,29 +193,20 @@ class Study:
 
     def run(self, task: str, split: int, seed: int) -> dict:
         """One comparison (gold / + random silver / + semantic silver, and the labeller), cached."""
-        key = self._run_key(task, split, seed)
-        result_file = self.report_dir / "runs" / key / "result.json"
-        if result_file.exists():
-            result = json.loads(result_file.read_text())
-            self.run_seconds[key] = result["seconds"]
-            return result
-        t0 = time.perf_counter()
-        s, kind = self.splits(task)[split], TASKS[task].kind
-        pool = self.pool(task, s)
-        save = split == 0 and seed == self.p.seeds_for(task)[0] and task in self.p.save_models
-        cmp = compare(self.p.model, s.train, s.train_labels, pool, self.p.top_k, lambda predict: self._score(kind, predict, s),
-                      self.p.fit_config(seed), self.p.cross_config(seed), num_labels=len(TASKS[task].classes) or None,
-                      save_to=self.models_dir(task) if save else None)
-        result = {
-            "task": task, "split": s.name, "seed": seed, "scores": cmp.scores,
-            "sizes": {"gold": len(s.train), "pool": len(pool), **{n: len(p) for n, (p, _) in cmp.silver.items()}},
-            "silver": {n: {"pairs": p, "scores": sc.tolist()} for n, (p, sc) in cmp.silver.items()},
-            "seconds": time.perf_counter() - t0,
-        }
-        result_file.parent.mkdir(parents=True, exist_ok=True)
-        result_file.write_text(json.dumps(result))
-        self.run_seconds[key] = result["seconds"]
-        return result
+        def compute() -> dict:
+            s, kind = self.splits(task)[split], TASKS[task].kind
+            pool = self.pool(task, s)
+            save = split == 0 and seed == self.p.seeds_for(task)[0] and task in self.p.save_models
+            cmp = compare(self.p.model, s.train, s.train_labels, pool, self.p.top_k,
+                          lambda predict: self._score(kind, predict, s), self.p.fit_config(seed), self.p.cross_config(seed),
+                          num_labels=len(TASKS[task].classes) or None, save_to=self.models_dir(task) if save else None)
+            return {
+                "task": task, "split": s.name, "seed": seed, "scores": cmp.scores,
+                "sizes": {"gold": len(s.train), "pool": len(pool), **{n: len(p) for n, (p, _) in cmp.silver.items()}},
+                "silver": {n: {"pairs": p, "scores": sc.tolist()} for n, (p, sc) in cmp.silver.items()},
+            }
+
+        return cached_run(self.report_dir / "runs" / self._run_key(task, split, seed), compute, self.run_seconds)
 
     @staticmethod
     def _score(kind: str, predict, split: Split) -> float:
@@ -409,8 +399,7 @@ class Study:
 
 def write_record(record, study: Study, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
     """``results.json`` (per-run scores, tables, provenance, compute time) and ``results_table.txt``."""
-    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
-    (study.report_dir / "results_table.txt").write_text(text, encoding="utf-8")
+    records = write_tables(study.report_dir, tables)
     first = study.p.tasks[0]
     means = results.groupby(["task", "condition"]).score.mean()
     return record.write(
@@ -418,7 +407,7 @@ def write_record(record, study: Study, results: pd.DataFrame, tables: dict[str, 
                  "mean": {f"{t} / {c}": v for (t, c), v in means.items()}},
         headline={"name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
                   "value": float(means[(first, CONDITIONS[2])])},
-        tables={title: table.to_dict("records") for title, table in tables.items()}, model=study.model_source.description,
+        tables=records, model=study.model_source.description,
         substitute_for=study.model_source.substitute_for, runs=len(study.run_seconds),
         compute_seconds=round(sum(study.run_seconds.values()), 1),
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -20,7 +19,7 @@ import pandas as pd
 from kit.data import SummaryPairs, load_healthcaremagic, load_meqsum
 from kit.params import ParameterError, Params
 from kit.qfcl import QFCLConfig, Seq2SeqFit, focus_accuracy, generate, prepare_pairs, rouge, spacy_pipeline, summarizer, train
-from kit.report import mean_std
+from kit.report import cached_run, mean_std, write_tables
 
 
 @dataclass(frozen=True)
@@ -152,24 +151,16 @@ class Study:
     def run(self, row_name: str, seed: int) -> dict:
         """Train one row at one seed, then summarize the test CHQs by beam search (cached)."""
         row = ROWS[row_name]
-        key = self._run_key(row, seed)
-        result_file = self.report_dir / "runs" / key / "result.json"
-        if result_file.exists():
-            result = json.loads(result_file.read_text())
-            self.run_seconds[key] = result["seconds"]
-            return result
-        t0 = time.perf_counter()
-        s = summarizer(self.p.model, seed)
-        history = train(s, self.train_pairs, self.dev_pairs, self.p.config(row), self.p.fit(seed), desc=f"{row_name} seed {seed}")
-        summaries = generate(s, self.test_data.chq, self.p.max_source, self.p.max_target, self.p.num_beams)
-        result = {"row": row_name, "label": row.label, "seed": seed, "history": history, "summaries": summaries,
-                  "rouge": rouge(summaries, self.test_data.summary),
-                  "focus_accuracy": focus_accuracy(summaries, [p.focus for p in self.test_pairs]),
-                  "model": s.description, "seconds": time.perf_counter() - t0}
-        result_file.parent.mkdir(parents=True, exist_ok=True)
-        result_file.write_text(json.dumps(result))
-        self.run_seconds[key] = result["seconds"]
-        return result
+
+        def compute() -> dict:
+            s = summarizer(self.p.model, seed)
+            history = train(s, self.train_pairs, self.dev_pairs, self.p.config(row), self.p.fit(seed), desc=f"{row_name} seed {seed}")
+            summaries = generate(s, self.test_data.chq, self.p.max_source, self.p.max_target, self.p.num_beams)
+            return {"row": row_name, "label": row.label, "seed": seed, "history": history, "summaries": summaries,
+                    "rouge": rouge(summaries, self.test_data.summary),
+                    "focus_accuracy": focus_accuracy(summaries, [p.focus for p in self.test_pairs]), "model": s.description}
+
+        return cached_run(self.report_dir / "runs" / self._run_key(row, seed), compute, self.run_seconds)
 
     def results(self) -> pd.DataFrame:
         """One row per (row, seed): test ROUGE-1/2/L and focus accuracy."""
@@ -216,14 +207,13 @@ class Study:
 
 def write_record(record, study: Study, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
     """``results.json`` (per-seed scores, histories, tables, provenance) and ``results_table.txt``."""
-    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
-    (study.report_dir / "results_table.txt").write_text(text, encoding="utf-8")
+    records = write_tables(study.report_dir, tables)
     means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
     best = "qfcl" if "qfcl" in means.index else means.index[-1]
     return record.write(
         metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
                  "histories": study.histories().to_dict("records")},
         headline={"name": f"test ROUGE-L ({ROWS[best].label})", "value": float(means.loc[best, "rougeL"])},
-        tables={title: table.to_dict("records") for title, table in tables.items()}, split=study.split_note,
+        tables=records, split=study.split_note,
         focus=study.focus_stats(), runs=len(study.run_seconds), compute_seconds=round(sum(study.run_seconds.values()), 1),
     )

@@ -77,3 +77,28 @@ def mean_std(values, digits: int = 2) -> str:
     """"mean ± std" with the sample std (ddof 1); a single value is shown alone."""
     v = np.asarray(values, dtype=float)
     return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"
+
+
+def cached_run(run_dir: Path, compute, seconds: dict[str, float]) -> dict:
+    """A study's finished run: ``run_dir/result.json`` if it exists, else ``compute()`` (a dict),
+    timed into its ``seconds`` field and saved there. The compute time of every run used, cached
+    or not, is recorded in ``seconds`` under the folder's name (the reports sum it)."""
+    result_file = Path(run_dir) / "result.json"
+    if result_file.exists():
+        result = json.loads(result_file.read_text())
+    else:
+        t0 = time.perf_counter()
+        result = compute()
+        result["seconds"] = time.perf_counter() - t0
+        result_file.parent.mkdir(parents=True, exist_ok=True)
+        result_file.write_text(json.dumps(result))
+    seconds[Path(run_dir).name] = result["seconds"]
+    return result
+
+
+def write_tables(report_dir: Path, tables: dict) -> dict:
+    """``results_table.txt`` (every table, titled; the batch runner prints it) and the tables as
+    records for ``results.json``."""
+    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
+    (Path(report_dir) / "results_table.txt").write_text(text, encoding="utf-8")
+    return {title: table.to_dict("records") for title, table in tables.items()}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import time
 import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,7 +24,7 @@ from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pu
 from kit.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
 from kit.models import POOLERS, Encoder, resolve_model
 from kit.params import ParameterError, Params
-from kit.report import mean_std
+from kit.report import cached_run, mean_std, write_tables
 from kit.train import TrainConfig, train_contrastive
 
 
@@ -218,36 +217,27 @@ class Study:
     def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
         """Train (or load the cached result of) one method at one seed on a share of the corpus."""
         method = METHODS[method_name]
-        key = self._run_key(method, seed, percent)
-        run_dir = self.report_dir / "runs" / key
-        result_file = run_dir / "result.json"
-        if result_file.exists():
-            result = json.loads(result_file.read_text())
-            self.run_seconds[key] = result["seconds"]
-            return result
-        t0 = time.perf_counter()
-        encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
-        history = None
-        if method.trained:
-            corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
-            aug = None
-            if method.augmenter:
-                extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
-                aug = make_augmenter(method.augmenter, method.ratio, language=self.p.language, **extra)
-            history = train_contrastive(
-                encoder, corpus, self.p.train_config(method, seed), self._dev_evaluator, aug, run_dir,
-                desc=f"{method_name} seed {seed} {percent:g}%",
-            )
-        result = {
-            "method": method_name, "label": method.label, "seed": seed, "percent": percent,
-            "metrics": self._evaluate(encoder, seed),
-            "history": asdict(history) if history else None,
-            "seconds": time.perf_counter() - t0,
-        }
-        run_dir.mkdir(parents=True, exist_ok=True)
-        np.save(run_dir / "probe_embeddings.npy", encoder.encode(self.probe_texts, show_progress=False).astype(np.float16))
-        result_file.write_text(json.dumps(result, indent=1))
-        self.run_seconds[key] = result["seconds"]
+        run_dir = self.report_dir / "runs" / self._run_key(method, seed, percent)
+
+        def compute() -> dict:
+            encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
+            history = None
+            if method.trained:
+                corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
+                aug = None
+                if method.augmenter:
+                    extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
+                    aug = make_augmenter(method.augmenter, method.ratio, language=self.p.language, **extra)
+                history = train_contrastive(
+                    encoder, corpus, self.p.train_config(method, seed), self._dev_evaluator, aug, run_dir,
+                    desc=f"{method_name} seed {seed} {percent:g}%",
+                )
+            run_dir.mkdir(parents=True, exist_ok=True)
+            np.save(run_dir / "probe_embeddings.npy", encoder.encode(self.probe_texts, show_progress=False).astype(np.float16))
+            return {"method": method_name, "label": method.label, "seed": seed, "percent": percent,
+                    "metrics": self._evaluate(encoder, seed), "history": asdict(history) if history else None}
+
+        result = cached_run(run_dir, compute, self.run_seconds)
         (run_dir / "checkpoint.pt").unlink(missing_ok=True)  # finished: the result is the record
         return result
 
@@ -464,15 +454,14 @@ def write_record(
     ``results_table.txt`` (every table, titled; printed by the batch runner)."""
     best = best_trained_method(results)
     means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
-    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
-    (study.report_dir / "results_table.txt").write_text(text, encoding="utf-8")
+    records = write_tables(study.report_dir, tables)
     return record.write(
         metrics={"per_seed": results.to_dict("records"), "mean": means.to_dict("index"),
                  "fewshot": fewshot.to_dict("records"), "best_by_dev": best, "instance_weighting_effect": iw_effect,
                  "retrieval": None if retrieval is None else retrieval.to_dict("records")},
         headline={"name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
                   "value": float(means.loc[best, "spearman_all"] * 100)},
-        tables={title: table.to_dict("records") for title, table in tables.items()}, model=study.model_source.description,
+        tables=records, model=study.model_source.description,
         substitute_for=study.model_source.substitute_for, corpus_sentences=len(study.corpus),
         runs=len(study.run_seconds), compute_seconds=round(sum(study.run_seconds.values()), 1),
     )
