@@ -176,3 +176,15 @@ def test_rouge_and_focus_accuracy():
     assert rouge(["what causes asthma"], ["what causes asthma"])["rougeL"] == 100.0
     assert rouge(["asthma inhalers"], ["an asthma inhaler"])["rouge1"] > 0  # stemming: inhalers ~ inhaler
     assert focus_accuracy(["Does Metformin cause pain?", "no focus here"], [["metformin"], ["cetirizine", "pharmacy"]]) == pytest.approx(100 / 3)
+
+
+def test_objective_combines_its_terms_as_the_paper_states():
+    s = summarizer("tiny-random-bert", seed=0)
+    cfg = QFCLConfig(queue_size=8, alpha=1.0, beta=0.5)
+    objective = QFCLObjective(s, cfg)
+    batch = collate(PAIRS, s.tokenizer, 24, 12, 2)
+    objective(batch)
+    objective.after_step()  # fill the queue so that every term is present
+    loss, t = objective(batch)
+    expected = t["ce"] + 0.5 * (cfg.alpha * t["CS"] + cfg.beta * t["CH"]) + 0.5 * (cfg.alpha * t["GS"] + cfg.beta * t["GH"])
+    torch.testing.assert_close(loss, expected)
