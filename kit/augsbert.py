@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from kit.devices import resolve_device
-from kit.models import model_folder
+from kit.models import model_folder, new_weights_expected
 from kit.progress import ENABLED as PROGRESS
 
 Pair = tuple[str, str]
@@ -111,16 +111,11 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
     """A ``CrossEncoder`` warm-started from ``model``; an encoder checkpoint gets a new, seeded head.
     ``num_labels`` 1: one sigmoid score in [0, 1] (STS); more: a softmax over classes (NLI)."""
     from sentence_transformers import CrossEncoder
-    from transformers.utils import logging as hf_logging
 
     torch.manual_seed(seed)
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # the head is new by design: no "newly initialized" load report
-    try:
+    with new_weights_expected():  # the head
         return CrossEncoder(model_folder(model, seed), num_labels=num_labels, max_length=max_length,
                             device=str(resolve_device(device)))
-    finally:
-        hf_logging.set_verbosity(level)
 
 
 def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):

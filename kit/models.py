@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.resources
 from dataclasses import dataclass
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,17 @@ def model_folder(name: str, seed: int = 0) -> str:
     encoder.backbone.save_pretrained(folder)
     encoder.tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+@contextlib.contextmanager
+def new_weights_expected():
+    """Silence transformers' load report for the duration: use it where weights are newly
+    initialised by design (a new classification head, new cross-attention), which the reports state."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)

@@ -204,9 +204,8 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
     checkpoint (``minilm``, the random aliases, any BERT) a BERT2BERT ``EncoderDecoderModel`` whose
     encoder and decoder are both warm-started from it; the decoder's cross-attention is new (seeded)."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
-    from transformers.utils import logging as hf_logging
 
-    from kit.models import model_folder, resolve_model
+    from kit.models import model_folder, new_weights_expected, resolve_model
 
     folder = model_folder(name, seed)
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -214,12 +213,8 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
     if AutoConfig.from_pretrained(folder).is_encoder_decoder:
         return Summarizer(AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32), tokenizer,
                           f"{name} (seq2seq)")
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # cross-attention and LM-head transform are new by design
-    try:
+    with new_weights_expected():  # cross-attention and the LM-head transform
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(folder, folder)
-    finally:
-        hf_logging.set_verbosity(level)
     model.config.decoder_start_token_id = tokenizer.cls_token_id
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.eos_token_id = tokenizer.sep_token_id
