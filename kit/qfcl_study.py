@@ -75,6 +75,7 @@ class QFCLParams(Params):
             raise ParameterError(f"parameter 'split_sizes': three positive sizes (train, dev, test), got {self.split_sizes}")
         if not 0 <= self.momentum < 1:
             raise ParameterError(f"parameter 'momentum': in [0, 1), got {self.momentum}")
+        fixed_split(self)  # the sizes must fit the dataset: fail before any run starts
 
     def config(self, row: Row) -> QFCLConfig:
         return QFCLConfig(row.simple, row.hard, row.decoder, self.queue_size, self.momentum, self.temperature,
@@ -85,6 +86,33 @@ class QFCLParams(Params):
                           n_hard=self.n_hard, seed=seed, device=self.device)
 
 
+def fixed_split(p: QFCLParams) -> tuple[SummaryPairs, SummaryPairs, SummaryPairs, str]:
+    """The seeded train / dev / test split and a sentence stating it; ParameterError if the sizes do not fit.
+
+    MeQSum: one permutation of its pairs. HealthCareMagic subset: train and dev from its train split,
+    test from the start of its valid split.
+    """
+    n_train, n_dev, n_test = p.split_sizes
+    if p.dataset == "meqsum":
+        data = load_meqsum(p.data_path)
+        if sum(p.split_sizes) > len(data):
+            raise ParameterError(f"parameter 'split_sizes': {p.split_sizes} needs {sum(p.split_sizes)} pairs, MeQSum has {len(data)}")
+        order = np.random.default_rng(p.split_seed).permutation(len(data))
+        parts = (order[:n_train], order[n_train:n_train + n_dev], order[n_train + n_dev:n_train + n_dev + n_test])
+        note = (f"MeQSum has no official split: a seeded permutation (seed {p.split_seed}) of its {len(data):,} pairs gives "
+                f"train {n_train} / dev {n_dev} / test {n_test} (the paper uses 400 / 100 / 500).")
+        return (*(data.take(i) for i in parts), note)
+    train, valid = load_healthcaremagic("train", p.data_path), load_healthcaremagic("valid", p.data_path)
+    if n_train + n_dev > len(train) or n_test > len(valid):
+        raise ParameterError(f"parameter 'split_sizes': {p.split_sizes} does not fit the HealthCareMagic subset "
+                             f"(train + dev <= {len(train)} from its train split, test <= {len(valid)} from its valid split)")
+    order = np.random.default_rng(p.split_seed).permutation(len(train))
+    note = (f"HealthCareMagic public subset: train {n_train} and dev {n_dev} drawn from its train split of {len(train):,} "
+            f"(seed {p.split_seed}); test = the first {n_test} of its valid split ({len(valid)} pairs). The full "
+            "HealthCareMagic (~226k) and iCliniq sets of the paper are not available here.")
+    return train.take(order[n_dev:n_dev + n_train]), train.take(order[:n_dev]), valid.take(range(n_test)), note
+
+
 class Study:
     """Fixes the split, prepares focus and hard negatives once, runs (or loads) each (row, seed)."""
 
@@ -92,7 +120,7 @@ class Study:
         self.p = params
         self.report_dir = Path(report_dir)
         self.run_seconds: dict[str, float] = {}
-        self.train_data, self.dev_data, self.test_data, self.split_note = self._split()
+        self.train_data, self.dev_data, self.test_data, self.split_note = fixed_split(params)
         nlp = spacy_pipeline()
         self.train_pairs, self.dictionary = prepare_pairs(self.train_data.chq, self.train_data.summary, nlp, params.n_hard,
                                                           params.split_seed)
@@ -119,25 +147,6 @@ class Study:
             "L = L_ce + 1/2 L_ctrC + 1/2 L_ctrG. Test summaries by beam search "
             f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch)."
         )
-
-    def _split(self) -> tuple[SummaryPairs, SummaryPairs, SummaryPairs, str]:
-        p = self.p
-        n_train, n_dev, n_test = p.split_sizes
-        if p.dataset == "meqsum":
-            data = load_meqsum(p.data_path)
-            if sum(p.split_sizes) > len(data):
-                raise ParameterError(f"parameter 'split_sizes': {p.split_sizes} needs {sum(p.split_sizes)} pairs, MeQSum has {len(data)}")
-            order = np.random.default_rng(p.split_seed).permutation(len(data))
-            parts = (order[:n_train], order[n_train:n_train + n_dev], order[n_train + n_dev:n_train + n_dev + n_test])
-            note = (f"MeQSum has no official split: a seeded permutation (seed {p.split_seed}) of its {len(data):,} pairs gives "
-                    f"train {n_train} / dev {n_dev} / test {n_test} (the paper uses 400 / 100 / 500).")
-            return (*(data.take(i) for i in parts), note)
-        train, valid = load_healthcaremagic("train", p.data_path), load_healthcaremagic("valid", p.data_path)
-        order = np.random.default_rng(p.split_seed).permutation(len(train))
-        note = (f"HealthCareMagic public subset: train {min(n_train, len(train) - n_dev)} and dev {n_dev} drawn from its train "
-                f"split (seed {p.split_seed}); test = its valid split ({min(n_test, len(valid))} pairs). The full "
-                "HealthCareMagic (~226k) and iCliniq sets of the paper are not available here.")
-        return (train.take(order[n_dev:n_dev + n_train]), train.take(order[:n_dev]), valid.take(range(min(n_test, len(valid)))), note)
 
     # ---- runs -------------------------------------------------------------------
     def _run_key(self, row: Row, seed: int) -> str:

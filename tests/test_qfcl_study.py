@@ -23,6 +23,11 @@ def test_healthcaremagic_takes_dev_from_train_and_tests_on_valid(tmp_path):
     assert "not available here" in study.split_note
 
 
-def test_split_larger_than_meqsum_fails(tmp_path):
+def test_split_larger_than_meqsum_fails_in_validation():
     with pytest.raises(ParameterError, match="MeQSum has 1000"):
-        Study(QFCLParams.from_dict({"split_sizes": [900, 100, 100]}), tmp_path)
+        QFCLParams.from_dict({"split_sizes": [900, 100, 100]})
+
+
+def test_oversized_healthcaremagic_split_fails_in_validation():
+    with pytest.raises(ParameterError, match="HealthCareMagic subset"):
+        QFCLParams.from_dict({"dataset": "healthcaremagic", "split_sizes": [400, 100, 400]})
