@@ -1,10 +1,13 @@
 """The contrastive training loop for sentence encoders (unsup-SimCSE and its variants).
 
-One loop serves every row of the study: the positive view is a dropout copy of the
-sentence (SimCSE) or its augmented copy, and the loss may add MixCSE negatives and
-instance weights. Evaluation runs every ``eval_every`` steps; each evaluation writes a
-checkpoint that a restarted run resumes from, and the best evaluation by the
-*selection metric* (BIOSSES dev Spearman, never test) is the model that is kept.
+One loop serves every row of every unsupervised study: an *objective* maps a batch of
+corpus rows to a loss. The default, ``SimCSEObjective``, builds the positive view as a
+dropout copy of the sentence (SimCSE) or its augmented copy, and may add MixCSE
+negatives and instance weights; other objectives (``kit.medse``: contrastive tension,
+ConSERT views, MED-SE's entity loss) plug in the same way. Evaluation runs every
+``eval_every`` steps; each evaluation writes a checkpoint that a restarted run resumes
+from, and the best evaluation by the *selection metric* (BIOSSES dev Spearman, never
+test) is the model that is kept.
 """
 
 from __future__ import annotations
@@ -90,6 +93,42 @@ class Batches:
         self.order, self.pos = np.asarray(state["order"]), state["pos"]
 
 
+class SimCSEObjective(torch.nn.Module):
+    """unsup-SimCSE (Gao, Yao, Chen 2021) on a batch of texts: views (t, t) with dropout noise,
+    or (t, augmenter(t)); ``ContrastiveLoss`` with optional MixCSE negatives and instance
+    weights, the complementary model being a frozen copy of the starting encoder.
+
+    An objective is a module whose own trainable submodules join the optimizer and the
+    checkpoint; ``rng`` (numpy) is its source of randomness, saved with the checkpoint;
+    ``batches`` makes the sampler of corpus rows.
+    """
+
+    def __init__(self, encoder: Encoder, config: TrainConfig, augmenter: Augmenter | None = None):
+        super().__init__()
+        self.config, self.augmenter = config, augmenter
+        self.loss_fn = ContrastiveLoss(config.temperature, config.mix_lambda, config.iw_phi)
+        # frozen and rebuilt from the starting model on resume: kept out of the module tree (not trained, not saved)
+        self._complementary = (copy.deepcopy(encoder).eval().requires_grad_(False),) if self.loss_fn.needs_complementary else ()
+        self.rng = np.random.default_rng(np.random.SeedSequence(config.seed).spawn(2)[1])
+
+    def batches(self, n: int) -> "Batches":
+        return Batches(n, self.config.batch_size, np.random.default_rng(np.random.SeedSequence(self.config.seed).spawn(2)[0]))
+
+    def forward(self, encoder: Encoder, texts: list[str], rows: np.ndarray) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        view2 = [self.augmenter(t, self.rng) for t in texts] if self.augmenter else texts
+        feats = to_device(encoder.tokenize(texts + view2, self.config.max_length), encoder.device)
+        comp = None
+        if self._complementary:
+            with torch.no_grad():
+                comp = self._complementary[0]({k: v[: len(texts)] for k, v in feats.items()})
+        emb = encoder(feats, training_head=True)
+        return self.loss_fn(emb[: len(texts)], emb[len(texts) :], comp)
+
+
+def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {k: v.to(device, non_blocking=True) for k, v in features.items()}
+
+
 def train_contrastive(
     encoder: Encoder,
     corpus: list[str],
@@ -98,24 +137,26 @@ def train_contrastive(
     augmenter: Augmenter | None = None,
     run_dir: str | Path | None = None,
     desc: str = "train",
+    objective: torch.nn.Module | None = None,
 ) -> History:
     """Train ``encoder`` in place and leave it at its best evaluation; return the history.
 
-    Views: (sentence, sentence) with dropout noise, or (sentence, augmenter(sentence)),
-    rebuilt at every step. With instance weighting, a frozen copy of the starting encoder
-    is the complementary model. ``run_dir`` enables checkpoint/resume.
+    ``objective`` (default: ``SimCSEObjective(encoder, config, augmenter)``) is called as
+    ``objective(encoder, texts, rows) -> (loss, stats)`` on each batch of corpus rows; build it
+    on the device-free starting encoder before training. ``run_dir`` enables checkpoint/resume.
     """
     device = resolve_device(config.device)
+    if objective is None:
+        objective = SimCSEObjective(encoder, config, augmenter)
     encoder.to(device)
-    loss_fn = ContrastiveLoss(config.temperature, config.mix_lambda, config.iw_phi)
-    complementary = copy.deepcopy(encoder).eval().requires_grad_(False) if loss_fn.needs_complementary else None
-
-    seeds = np.random.SeedSequence(config.seed).spawn(2)
-    batches = Batches(len(corpus), config.batch_size, np.random.default_rng(seeds[0]))
-    aug_rng = np.random.default_rng(seeds[1])
+    objective.to(device)
+    for frozen in getattr(objective, "_complementary", ()):
+        frozen.to(device)
+    batches = objective.batches(len(corpus))
     torch.manual_seed(config.seed)
 
-    opt = torch.optim.AdamW(encoder.parameters(), lr=config.lr)
+    params = [p for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=config.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
     history, best_state, step = History(), None, 0
 
@@ -123,10 +164,11 @@ def train_contrastive(
     if ckpt and ckpt.exists():
         state = torch.load(ckpt, weights_only=False)
         encoder.load_state_dict(state["model"])
+        objective.load_state_dict(state["objective"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         batches.load(state["batches"])
-        aug_rng.bit_generator.state = state["aug_rng"]
+        objective.rng.bit_generator.state = state["aug_rng"]
         torch.set_rng_state(state["torch_rng"])
         if state["cuda_rng"] is not None:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
@@ -143,27 +185,19 @@ def train_contrastive(
             history.best_step = step
             best_state = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
 
+    stat_names = ("loss", *getattr(objective, "stat_names", ("pos_cos", "neg_cos")))
     if step == 0:
-        evaluate(0, {"loss": torch.zeros(()), "pos_cos": torch.zeros(()), "neg_cos": torch.zeros(())}, 0)
+        evaluate(0, {k: torch.zeros(()) for k in stat_names}, 0)
 
-    sums = {k: torch.zeros((), device=device) for k in ("loss", "pos_cos", "neg_cos")}
+    sums = {k: torch.zeros((), device=device) for k in stat_names}
     count = 0
     encoder.train()
     progress = bar(total=config.steps, initial=step, desc=desc, leave=False)
     t0 = time.perf_counter()
     while step < config.steps:
         idx = batches.next()
-        view1 = [corpus[i] for i in idx]
-        view2 = [augmenter(t, aug_rng) for t in view1] if augmenter else view1
-        feats = {k: v.to(device, non_blocking=True) for k, v in encoder.tokenize(view1 + view2, config.max_length).items()}
-        comp = None
-        if complementary is not None:
-            half = {k: v[: len(idx)] for k, v in feats.items()}
-            with torch.no_grad(), autocast(device, config.precision):
-                comp = complementary(half)
         with autocast(device, config.precision):
-            emb = encoder(feats, training_head=True)
-            loss, stats = loss_fn(emb[: len(idx)], emb[len(idx) :], comp)
+            loss, stats = objective(encoder, [corpus[i] for i in idx], idx)
         loss.backward()
         opt.step()
         sched.step()
@@ -184,7 +218,8 @@ def train_contrastive(
                 torch.save(
                     {
                         "model": encoder.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                        "batches": batches.state(), "aug_rng": aug_rng.bit_generator.state,
+                        "objective": objective.state_dict(), "batches": batches.state(),
+                        "aug_rng": objective.rng.bit_generator.state,
                         "torch_rng": torch.get_rng_state(),
                         "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
                         "history": asdict(history), "best": best_state, "step": step,
