@@ -30,6 +30,7 @@ STUDY_PARAMS = {
     "simcse_augmentations": ("kit.simcse", "StudyParams"),
     "augmented_sbert": ("kit.augsbert_study", "AugSBERTParams"),
     "qfcl_summarization": ("kit.qfcl_study", "QFCLParams"),
+    "medse_entity_definitions": ("kit.medse_study", "MedSEParams"),
     "explore_augmentations": ("kit.widgets", "ExploreParams"),
 }
 

@@ -434,3 +434,67 @@ def load_healthcaremagic(split: str, path: str | os.PathLike | None = None) -> S
     file = resolve(HEALTHCAREMAGIC, path)
     rows = [r for r in _read_jsonl(file, ("split", "chq", "summary")) if r["split"] == split]
     return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], str(file))
+
+
+# ---- entity definitions (study 4) ----
+
+DISEASE_ONTOLOGY = DatasetSpec(
+    name="disease_ontology",
+    relpath="disease_ontology/doid_definitions.tsv.gz",
+    description="Human Disease Ontology (release 2026-07-31): 9,962 diseases with a name, a one-sentence definition "
+    "and synonyms. Diseases only: no drugs or procedures.",
+    source="DiseaseOntology/HumanDiseaseOntology @ 9fbefd6",
+    citation="Schriml et al. (2022). The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1).",
+)
+
+
+@dataclass(frozen=True)
+class EntityEntry:
+    """One ontology entity: id, preferred name, synonyms and its definition as prose."""
+
+    id: str
+    name: str
+    synonyms: tuple[str, ...]
+    definition: str
+
+
+def load_disease_ontology(path: str | os.PathLike | None = None) -> list[EntityEntry]:
+    """Disease Ontology entries; relation words in definitions (``derives_from``) become prose (``derives from``)."""
+    file = resolve(DISEASE_ONTOLOGY, path)
+    opener = gzip.open if file.suffix == ".gz" else open
+    with opener(file, "rt", encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header is None or header[:3] != ["id", "name", "definition"]:
+            raise MalformedDataError(f"{file}:1: header {header} does not start with ['id', 'name', 'definition']")
+        out = []
+        for line, row in enumerate(reader, 2):
+            if len(row) not in (3, 4) or not row[1].strip() or not row[2].strip():
+                raise MalformedDataError(f"{file}:{line}: expected id, name, definition[, synonyms], got {row!r}")
+            synonyms = tuple(s.strip() for s in (row[3] if len(row) == 4 else "").split("|") if s.strip())
+            out.append(EntityEntry(row[0], row[1].strip(), synonyms, row[2].strip().replace("_", " ")))
+    return out
+
+
+def load_sts_tsv(path: str | os.PathLike, name: str = "MedSTS") -> STSPairs:
+    """A credentialed clinical STS file held locally (MedSTS / n2c2 2019 ClinicalSTS format:
+    ``sentence1 \\t sentence2 \\t score`` per line, no header); every pair is in split 'test'."""
+    file = Path(path)
+    if not file.is_file():
+        raise DataNotFoundError(
+            f"{name} is credentialed (n2c2 / Mayo Clinic) and not redistributed; the explicit path {path} is not a file. "
+            "Leave the path unset to evaluate on BIOSSES instead."
+        )
+    s1, s2, scores = [], [], []
+    with open(file, encoding="utf-8", newline="") as f:
+        for line, row in enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
+            try:
+                a, b, score = row[0].strip(), row[1].strip(), float(row[2])
+            except (IndexError, ValueError):
+                raise MalformedDataError(f"{file}:{line}: expected 'sentence1<TAB>sentence2<TAB>score', got {row!r}") from None
+            s1.append(a)
+            s2.append(b)
+            scores.append(score)
+    if not scores:
+        raise MalformedDataError(f"{file}: no rows")
+    return STSPairs(s1, s2, np.asarray(scores), np.asarray(["test"] * len(scores)), str(file))

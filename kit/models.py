@@ -122,6 +122,13 @@ class Encoder(nn.Module):
 
     def forward(self, features: dict[str, torch.Tensor], training_head: bool = False) -> torch.Tensor:
         """Pooled embeddings; ``training_head`` applies the MLP of ``cls_before_pooler`` (training only)."""
+        return self.embed_with_states(features, training_head)[0]
+
+    def embed_with_states(self, features: dict[str, torch.Tensor], training_head: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pooled embeddings [B, d], last-layer token states [B, T, d]) from one forward pass.
+
+        ``features`` are tokenizer outputs, or embedding inputs (``inputs_embeds``, ``position_ids``)
+        for view generators that work below the vocabulary (``kit.medse``)."""
         needs_layers = self.pooler in ("first_last_avg", "embed_last_avg")
         out = self.backbone(**features, output_hidden_states=needs_layers)
         mask = features["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)
@@ -129,13 +136,13 @@ class Encoder(nn.Module):
             emb = out.last_hidden_state[:, 0]
             if self.pooler == "cls" or training_head:
                 emb = self.mlp(emb)
-            return emb
+            return emb, out.last_hidden_state
         if self.pooler == "mean":
             states = out.last_hidden_state
         else:
             first = out.hidden_states[1 if self.pooler == "first_last_avg" else 0]
             states = (first + out.hidden_states[-1]) / 2
-        return (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9), out.last_hidden_state
 
     @torch.inference_mode()
     def encode(

@@ -166,3 +166,19 @@ def similarity_curves(histories: pd.DataFrame, rows: list[str] | None = None) ->
     fig.suptitle("dev cosine similarity by epoch")
     fig.tight_layout()
     return fig
+
+
+def sweep_curves(sweep: pd.DataFrame, key: str, title: str,
+                 metrics: tuple[str, ...] = ("spearman_all", "spearman_entity")) -> plt.Figure:
+    """One panel per metric: Spearman x100 against the swept setting (categorical x), one line
+    per method, points at the mean over seeds with their spread (MED-SE's Tables 4, 6 and 7 as curves)."""
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 4), squeeze=False)
+    d = sweep.assign(**{m: sweep[m] * 100 for m in metrics}, setting=sweep[key].astype(str))
+    for ax, metric in zip(axes[0], metrics):
+        sns.pointplot(d, x="setting", y=metric, hue="label", errorbar="sd", dodge=0.2 if d.label.nunique() > 1 else False,
+                      ax=ax, legend=ax is axes[0][0])
+        ax.set_xlabel(key)
+        ax.set_ylabel(f"{metric} x100")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
