@@ -58,8 +58,8 @@ class DictionaryLinker:
     """Longest match over the names and synonyms of ``entries`` on the sentence's word tokens
     (``\\w+``, so hyphens and apostrophes are boundaries and "ataxia-telangiectasia" matches
     "ataxia - telangiectasia"). Case-insensitive, except abbreviations (at most 6 characters with
-    two or more capitals, e.g. "ALL", "DES"), which must match in case; names that are English
-    stop words are skipped. Non-overlapping mentions, left to right."""
+    two or more capitals, e.g. "ALL", "DES"), which must match in case; other names that are
+    English stop words are skipped. Non-overlapping mentions, left to right."""
 
     def __init__(self, entries: list[EntityEntry]):
         from spacy.lang.en.stop_words import STOP_WORDS
@@ -68,10 +68,10 @@ class DictionaryLinker:
         self.max_words = 1
         for e in entries:
             for name in (e.name, *e.synonyms):
-                words = tuple(m.group() for m in WORD.finditer(name))
-                if not words or (len(words) == 1 and words[0].lower() in STOP_WORDS):
+                words, abbreviation = tuple(m.group() for m in WORD.finditer(name)), _is_abbreviation(name)
+                if not words or (not abbreviation and len(words) == 1 and words[0].lower() in STOP_WORDS):
                     continue
-                key = words if _is_abbreviation(name) else tuple(w.lower() for w in words)
+                key = words if abbreviation else tuple(w.lower() for w in words)
                 self.names.setdefault(key, e.id)
                 self.max_words = max(self.max_words, len(words))
 
@@ -161,12 +161,12 @@ class DedupBatches(Batches):
             return idx[self._first_of_entity(idx)]
         batch, seen, skipped = [], set(), []
         for _ in range(2 * self.n):
-            if self.pos >= self.n:
+            if self.pos >= len(self.order):  # the queue is empty: a new epoch
                 self.order, self.pos = self.rng.permutation(self.n), 0
             row = int(self.order[self.pos])
             self.pos += 1
             entity = self.entities[row]
-            if entity is not None and entity in seen:
+            if row in batch or (entity is not None and entity in seen):
                 skipped.append(row)
                 continue
             batch.append(row)

@@ -104,3 +104,25 @@ def test_summarization_data():
     assert len(load_healthcaremagic("train")) == 1314 and len(load_healthcaremagic("valid")) == 329
     with pytest.raises(ValueError, match="splits"):
         load_healthcaremagic("test")
+
+
+def test_disease_ontology_definitions_read_as_prose():
+    from kit.data import load_disease_ontology
+
+    entries = load_disease_ontology()
+    assert len(entries) == 9962 and not any("_" in e.definition for e in entries)
+    angio = next(e for e in entries if e.name == "angiosarcoma")
+    assert "hemangiosarcoma" in angio.synonyms and "derives from" in angio.definition
+
+
+def test_local_sts_file_loads_and_a_missing_one_names_the_credential(tmp_path):
+    import pytest
+
+    from kit.data import DataNotFoundError, load_sts_tsv
+
+    f = tmp_path / "clinicalsts.tsv"
+    f.write_text("a b\tc d\t3.5\ne f\tg h\t1\n", encoding="utf-8")
+    pairs = load_sts_tsv(f)
+    assert pairs.sentence1 == ["a b", "e f"] and list(pairs.scores) == [3.5, 1.0] and set(pairs.split) == {"test"}
+    with pytest.raises(DataNotFoundError, match="credentialed"):
+        load_sts_tsv(tmp_path / "missing.tsv")

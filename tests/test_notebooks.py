@@ -101,6 +101,24 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
     assert len(epochs) == 2 * 2 and all("chq_hard" in h and "loss_GH" in h for h in epochs)
 
 
+def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(reports):
+    run = reports / "medse_entity_definitions" / "smoke"
+    page = (run / "report.html").read_text(encoding="utf-8")
+    for text in ("BIOSSES stands in for MedSTS", "entity-centric view", "starting model, mean + whitening", "contrastive tension",
+                 "ConSERT token cutoff", "ConSERT token shuffle", "MED-SE minus SimCSE, paired over 2 seed(s)",
+                 "top-10% entities", "Substitute"):
+        assert text in page, text
+    for fig in ("alignment_uniformity", "sweep_none_share", "sweep_lam", "sweep_dedup"):
+        assert (run / "figures" / f"{fig}.png").stat().st_size > 0
+    record = json.loads((run / "results.json").read_text())
+    per_seed = record["metrics"]["per_seed"]
+    assert len(per_seed) == 2 + 5 * 2 and all(-1 <= r["spearman_entity"] <= 1 for r in per_seed)
+    sweep = record["metrics"]["sweeps"]["none_share"]
+    assert sorted({r["none_share"] for r in sweep}) == [0.0, 0.1, 0.5] and {r["method"] for r in sweep} == {"simcse", "medse"}
+    medse = [h for h in record["metrics"]["histories"] if h["method"] == "medse" and h["step"] > 0]
+    assert medse and all(h["entity_loss"] > 0 for h in medse)
+
+
 def test_finished_runs_are_not_recomputed(reports):
     run = reports / "simcse_augmentations" / "smoke" / "runs"
     stamps = {p: p.stat().st_mtime for p in run.glob("*/result.json")}
