@@ -78,9 +78,9 @@ class MedSEParams(Params):
     definition_max_length: int = 64
     dedup: Literal["naive", "remove", "replace"] = "replace"
     cutoff_rate: float = 0.15
-    whitening_sentences: int = 5000
+    whitening_sentences: int = 2000
     whitening_dim: int | None = None
-    none_share_sweep: list[float] = field(default_factory=lambda: [0.0, 0.25, 0.5])
+    none_share_sweep: list[float] = field(default_factory=lambda: [0.0, 0.5])
     lambda_sweep: list[float] = field(default_factory=list)
     dedup_sweep: list[str] = field(default_factory=list)
     sweep_rows: list[str] = field(default_factory=lambda: ["simcse", "medse"])
