@@ -96,10 +96,7 @@ class AugSBERTParams(Params):
     mednli_path: str | None = None
 
     def validate(self) -> None:
-        for key in ("tasks", "save_models"):
-            bad = [t for t in getattr(self, key) if t not in TASKS]
-            if bad:
-                raise ParameterError(f"parameter '{key}': unknown task(s) {bad}; allowed: {list(TASKS)}")
+        self.check_members(("tasks", "save_models"), TASKS, "task")
         if not self.seeds or not self.kfold_seeds:
             raise ParameterError("parameters 'seeds' and 'kfold_seeds': give at least one seed each")
         if self.folds < 2:

@@ -82,7 +82,7 @@ class MedSEParams(Params):
     whitening_dim: int | None = None
     none_share_sweep: list[float] = field(default_factory=lambda: [0.0, 0.5])
     lambda_sweep: list[float] = field(default_factory=list)
-    dedup_sweep: list[str] = field(default_factory=list)
+    dedup_sweep: list[Literal["naive", "remove", "replace"]] = field(default_factory=list)
     sweep_rows: list[str] = field(default_factory=lambda: ["simcse", "medse"])
     sweep_seeds: list[int] = field(default_factory=lambda: [0])
     corpus_seed: int = 1234
@@ -94,10 +94,7 @@ class MedSEParams(Params):
     medsts_path: str | None = None
 
     def validate(self) -> None:
-        for key in ("rows", "sweep_rows"):
-            bad = [r for r in getattr(self, key) if r not in ROWS]
-            if bad:
-                raise ParameterError(f"parameter '{key}': unknown row(s) {bad}; allowed: {list(ROWS)}")
+        self.check_members(("rows", "sweep_rows"), ROWS)
         if any(ROWS[r].kind == "zero_shot" for r in self.sweep_rows):
             raise ParameterError("parameter 'sweep_rows': only trained rows can be swept")
         if not self.seeds:
@@ -105,9 +102,6 @@ class MedSEParams(Params):
         for share in [self.none_share, *self.none_share_sweep]:
             if not 0 <= share <= 1:
                 raise ParameterError(f"S_none shares must be in [0, 1], got {share}")
-        bad = [d for d in self.dedup_sweep if d not in ("naive", "remove", "replace")]
-        if bad:
-            raise ParameterError(f"parameter 'dedup_sweep': unknown strategies {bad}; allowed: naive, remove, replace")
         if self.lam < 0 or any(v < 0 for v in self.lambda_sweep):
             raise ParameterError("lambda values must be >= 0")
 

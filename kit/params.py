@@ -65,6 +65,13 @@ class Params:
     def validate(self) -> None:
         """Cross-field and value checks; subclasses raise ParameterError."""
 
+    def check_members(self, keys: tuple[str, ...], allowed, what: str = "row") -> None:
+        """Every value of the list parameters ``keys`` must be one of ``allowed`` (names of rows, tasks...)."""
+        for key in keys:
+            bad = [v for v in getattr(self, key) if v not in allowed]
+            if bad:
+                raise ParameterError(f"parameter '{key}': unknown {what}(s) {bad}; allowed: {list(allowed)}")
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

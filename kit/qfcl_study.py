@@ -66,9 +66,7 @@ class QFCLParams(Params):
     data_path: str | None = None
 
     def validate(self) -> None:
-        bad = [r for r in self.rows if r not in ROWS]
-        if bad:
-            raise ParameterError(f"parameter 'rows': unknown row(s) {bad}; allowed: {list(ROWS)}")
+        self.check_members(("rows",), ROWS)
         if not self.seeds:
             raise ParameterError("parameter 'seeds': give at least one seed")
         if len(self.split_sizes) != 3 or min(self.split_sizes) < 1:

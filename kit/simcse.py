@@ -100,10 +100,7 @@ class StudyParams(Params):
     cosine_view_pairs: int | None = 400
 
     def validate(self) -> None:
-        for key in ("rows", "fewshot_rows"):
-            bad = [r for r in getattr(self, key) if r not in METHODS]
-            if bad:
-                raise ParameterError(f"parameter '{key}': unknown row(s) {bad}; allowed: {list(METHODS)}")
+        self.check_members(("rows", "fewshot_rows"), METHODS)
         if not self.seeds:
             raise ParameterError("parameter 'seeds': give at least one seed")
         if any(not 0 < p <= 100 for p in self.fewshot_percents):

@@ -196,3 +196,15 @@ def test_whitening_gives_identity_covariance_on_its_fitting_data():
     assert Whitening.fit(x, dim=3)(x).shape == (500, 3)
     with pytest.raises(ValueError, match="more fitting embeddings"):
         Whitening.fit(x[:5])
+
+
+def test_study_parameters_fail_before_any_run():
+    from kit.medse_study import MedSEParams
+    from kit.params import ParameterError
+
+    with pytest.raises(ParameterError, match="only trained rows"):
+        MedSEParams.from_dict({"sweep_rows": ["mean_whitening"]})
+    with pytest.raises(ParameterError, match="not one of the allowed values"):
+        MedSEParams.from_dict({"dedup_sweep": ["drop"]})
+    with pytest.raises(ParameterError, match="unknown row"):
+        MedSEParams.from_dict({"rows": ["bert_flow"]})
