@@ -187,7 +187,7 @@ class Study:
             f"evaluated every {p.eval_every} steps) is kept. MED-SE: lambda {p.lam}, entity encoder `{p.entity_encoder}`, "
             f"entity temperature {p.entity_temperature}, definition encoder {'trained' if p.definition_trainable else 'frozen'} "
             f"(a copy of the starting model, mean pooling), duplicate entities: `{p.dedup}`. ConSERT cutoff rate "
-            f"{p.cutoff_rate}. Whitening fitted on {p.whitening_sentences:,} held-out PubMed sentences (never on the "
+            f"{p.cutoff_rate}. Whitening fitted on {p.whitening_sentences:,} PubMed sentences (never on the "
             "evaluation sentences)" + (f", kept dimensions {p.whitening_dim}." if p.whitening_dim else ".")
         )
 
@@ -326,6 +326,19 @@ class Study:
                 f"- MED-SE minus SimCSE, paired over {len(d)} seed(s): all pairs {d.spearman_all.mean():+.2f}, test "
                 f"{d.spearman_test.mean():+.2f}, entity-centric view {d.spearman_entity.mean():+.2f}; MED-SE higher on all "
                 f"pairs in {wins} of {len(d)} seeds. The paper: MED-SE 0.767 vs SimCSE 0.730 on MedSTS test.")
+        for name, row in ROWS.items():
+            white = f"{name}_whitening"
+            if row.kind == "zero_shot" and not row.whitening and {name, white} <= set(means.index):
+                lines.append(f"- Whitening on the `{name}` pooler: all pairs {means.loc[name, 'spearman_all']:.2f} -> "
+                             f"{means.loc[white, 'spearman_all']:.2f}, entity-centric view {means.loc[name, 'spearman_entity']:.2f} -> "
+                             f"{means.loc[white, 'spearman_entity']:.2f}.")
+        if "medse" in set(results.method):
+            h = self.histories()
+            h = h[(h.method == "medse") & (h.step > 0)]
+            first, last = h[h.step == h.step.min()].entity_loss.mean(), h[h.step == h.step.max()].entity_loss.mean()
+            lines.append(f"- MED-SE's entity loss (mean over seeds) went from {first:.3f} in the first evaluation window to "
+                         f"{last:.3f} in the last (uniform guessing over the batch's n entity rows gives log n, here about "
+                         f"{np.log((1 - self.p.none_share) * self.p.batch_size):.2f}).")
         spread = results.groupby("method")["spearman_all"].std().dropna() * 100
         if len(spread):
             lines.append(f"- Seed-to-seed std of all-pairs Spearman: {spread.min():.2f}-{spread.max():.2f} points; smaller "
