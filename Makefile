@@ -29,6 +29,7 @@ test: setup  ## the whole suite, papermill smoke runs of every notebook and the 
 bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine>.md
 	$(BIN)/python benchmarks/augment.py
 	$(BIN)/python benchmarks/train_step.py
+	$(BIN)/python benchmarks/encode.py
 
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
 	$(BIN)/pip install -q -e ".[lab]"

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
-from kit.medse import (ConSERTObjective, ContrastiveTensionObjective, DefinitionEncoder, DictionaryLinker, MedSEObjective,
-                       Mention, Whitening, corpus_statistics, link_corpus, training_mixture)
+from kit.medse import (ConSERTObjective, ContrastiveTensionObjective, DefinitionEncoder, DictionaryLinker, Linker,
+                       MedSEObjective, Mention, Whitening, corpus_statistics, link_corpus, training_mixture)
 from kit.metrics import STSEmbeddings, cosine_spearman
 from kit.models import Encoder, resolve_model
 from kit.params import ParameterError, Params
@@ -111,15 +111,18 @@ class MedSEParams(Params):
 
 
 class Study:
-    """Links the corpus once, fixes the training mixtures, runs (or loads) each (row, seed, variant)."""
+    """Links the corpus once, fixes the training mixtures, runs (or loads) each (row, seed, variant).
 
-    def __init__(self, params: MedSEParams, report_dir: str | Path):
+    ``linker``: any object with ``link(text) -> list[Mention]`` whose entity ids are Disease Ontology
+    ids (a MedCAT or scispaCy wrapper, say); default: ``DictionaryLinker`` over the ontology."""
+
+    def __init__(self, params: MedSEParams, report_dir: str | Path, linker: Linker | None = None):
         self.p = params
         self.report_dir = Path(report_dir)
         self.model_source = resolve_model(params.model)
         self.run_seconds: dict[str, float] = {}
         self.ontology = {e.id: e for e in load_disease_ontology(params.ontology_path)}
-        self.linker = DictionaryLinker(list(self.ontology.values()))
+        self.linker = linker or DictionaryLinker(list(self.ontology.values()))
         self.sts = load_biosses(params.biosses_path)
         self.medsts = load_sts_tsv(params.medsts_path) if params.medsts_path else None
         held = set(self.sts.sentence1 + self.sts.sentence2)
