@@ -30,6 +30,7 @@ bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine
 	$(BIN)/python benchmarks/augment.py
 	$(BIN)/python benchmarks/train_step.py
 	$(BIN)/python benchmarks/encode.py
+	$(BIN)/python benchmarks/memory.py
 
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
 	$(BIN)/pip install -q -e ".[lab]"

@@ -9,7 +9,8 @@ from kit.data import PROJECT_ROOT
 
 
 @pytest.mark.parametrize("script, expect", [("augment.py", "ratio (target >= 10x)"), ("train_step.py", "ratio to minimal"),
-                                            ("encode.py", "speed-up over sentence-transformers")])
+                                            ("encode.py", "speed-up over sentence-transformers"),
+                                            ("memory.py", "peak RSS of its largest process")])
 def test_benchmark_quick_mode(script, expect):
     out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / script), "--quick"],
                          capture_output=True, text=True, timeout=600)

@@ -1,0 +1,65 @@
+"""Peak memory: the resident set of a whole study run (``params/simcse_augmentations/demo.yaml``
+through ``kit.batch``, kernel included) and, on CUDA, the peak GPU memory of SimCSE training
+steps with a bert-base-sized model at batch 128, length 32.
+
+Target (issue 7): the demo run under 4 GB of RSS. ``--quick`` runs the smoke parameters into a
+temporary folder and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+from _common import record
+from kit.data import PROJECT_ROOT
+
+
+def peak_rss_of_run(param_file: str) -> tuple[float, float]:
+    """(peak RSS in GB of the largest process of the run, wall seconds); Linux reports ru_maxrss in KiB."""
+    with tempfile.TemporaryDirectory() as reports:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "kit.batch", param_file, "--reports", reports], cwd=PROJECT_ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        seconds = time.perf_counter() - t
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2, seconds
+
+
+def peak_gpu_memory(batch_size: int = 128, max_length: int = 32) -> float:
+    """Peak allocated GPU memory (GB) over 3 SimCSE steps of random-bert-base (bf16 autocast)."""
+    from kit.data import load_pubmed_sentences
+    from kit.models import Encoder
+    from kit.train import TrainConfig, train_contrastive
+
+    enc = Encoder.from_pretrained("random-bert-base", "cls_before_pooler")
+    torch.cuda.reset_peak_memory_stats()
+    cfg = TrainConfig(steps=3, eval_every=10_000, batch_size=batch_size, max_length=max_length, device="cuda")
+    train_contrastive(enc, load_pubmed_sentences(limit=2000), cfg, lambda e: {"spearman_dev": 0.0})
+    return torch.cuda.max_memory_allocated() / 1024**3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    param_file = f"params/simcse_augmentations/{'smoke' if args.quick else 'demo'}.yaml"
+    rss, seconds = peak_rss_of_run(param_file)
+    rows = [f"| `python -m kit.batch {param_file}` | peak RSS of its largest process | {rss:.2f} GB | under 4 GB: "
+            f"{'yes' if rss < 4 else 'NO'} ({seconds:.0f} s wall) |"]
+    if torch.cuda.is_available():
+        rows.append(f"| SimCSE step, random bert-base, batch 128, length 32, bf16 autocast | peak GPU memory allocated | "
+                    f"{peak_gpu_memory():.2f} GB | reported |")
+    else:
+        rows.append("| SimCSE step, bert-base, batch 128, length 32 | peak GPU memory | n/a: no CUDA device here | |")
+    table = "\n".join(["| run | measure | value | target |", "|---|---|---:|---|", *rows])
+    record("memory.py: peak memory", table, args.quick)
+
+
+if __name__ == "__main__":
+    main()
