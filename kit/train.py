@@ -138,12 +138,18 @@ def train_contrastive(
     run_dir: str | Path | None = None,
     desc: str = "train",
     objective: torch.nn.Module | None = None,
+    accelerator=None,
 ) -> History:
     """Train ``encoder`` in place and leave it at its best evaluation; return the history.
 
     ``objective`` (default: ``SimCSEObjective(encoder, config, augmenter)``) is called as
     ``objective(encoder, texts, rows) -> (loss, stats)`` on each batch of corpus rows; build it
     on the device-free starting encoder before training. ``run_dir`` enables checkpoint/resume.
+
+    ``accelerator`` (``kit.distributed.make_accelerator()`` in a process that ``accelerate launch`` started):
+    data-parallel training; the encoder is wrapped for gradient averaging, every process draws the
+    same global batches and ``kit.distributed.DistributedSimCSEObjective`` embeds its shard of each;
+    only the main process writes checkpoints.
     """
     device = resolve_device(config.device)
     if objective is None:
@@ -157,6 +163,11 @@ def train_contrastive(
 
     params = [p for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=config.lr)
+    model = encoder
+    if accelerator is not None:
+        if not getattr(objective, "distributed", False):
+            raise ValueError("with an accelerator, pass objective=kit.distributed.DistributedSimCSEObjective(...)")
+        model, opt = accelerator.prepare(encoder, opt)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
     history, best_state, step = History(), None, 0
 
@@ -197,8 +208,11 @@ def train_contrastive(
     while step < config.steps:
         idx = batches.next()
         with autocast(device, config.precision):
-            loss, stats = objective(encoder, [corpus[i] for i in idx], idx)
-        loss.backward()
+            loss, stats = objective(model, [corpus[i] for i in idx], idx)
+        if accelerator is None:
+            loss.backward()
+        else:
+            accelerator.backward(loss)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
@@ -213,7 +227,7 @@ def train_contrastive(
             evaluate(step, sums, count)
             sums = {k: torch.zeros_like(v) for k, v in sums.items()}
             count = 0
-            if ckpt:
+            if ckpt and (accelerator is None or accelerator.is_main_process):
                 ckpt.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(
                     {

@@ -1,0 +1,74 @@
+"""Data-parallel SimCSE across processes (``accelerate launch``), with in-batch negatives that
+span all devices.
+
+Every process draws the same global batch (same seed), embeds its contiguous shard, and gathers
+all shards' embeddings *with* gradient (``gather_with_grad``), so each
+process computes the InfoNCE of the whole global batch. The gather's backward sums the gradient
+that every process sends to a shard (world x dL/dz) and DDP averages parameter gradients over the
+world, so an update equals one process training on the global batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from kit.models import Encoder
+from kit.train import SimCSEObjective, TrainConfig, to_device
+
+
+def make_accelerator(**kwargs):
+    """An ``accelerate.Accelerator`` for the kit's encoders: DDP told that some parameters get no
+    gradient (the backbone's own pooler layer, which no kit pooler uses). ``kwargs`` go to Accelerator."""
+    from accelerate import Accelerator, DistributedDataParallelKwargs
+
+    return Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)], **kwargs)
+
+
+class _GatherWithGrad(torch.autograd.Function):
+    """all_gather forward; backward sums the incoming gradient over processes and returns this
+    process's slice (equal shard sizes)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, x.contiguous())
+        return torch.cat(parts)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        grad = grad.contiguous()
+        dist.all_reduce(grad)
+        n = grad.shape[0] // dist.get_world_size()
+        return grad[dist.get_rank() * n:(dist.get_rank() + 1) * n]
+
+
+def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
+    """Concatenate ``x`` from every process in rank order, differentiably; ``x`` itself outside a process group."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return x
+    return _GatherWithGrad.apply(x)
+
+
+class DistributedSimCSEObjective(SimCSEObjective):
+    """unsup-SimCSE on a global batch sharded over ``accelerator``'s processes (see the module
+    docstring); the global batch size must divide evenly. Dropout views only (no augmenter,
+    MixCSE or instance weighting across devices)."""
+
+    distributed = True
+
+    def __init__(self, encoder: Encoder, config: TrainConfig, accelerator):
+        super().__init__(encoder, config)
+        if config.mix_lambda is not None or config.iw_phi is not None:
+            raise ValueError("DistributedSimCSEObjective: MixCSE and instance weighting are not supported across devices")
+        if config.batch_size % accelerator.num_processes:
+            raise ValueError(f"batch size {config.batch_size} does not split over {accelerator.num_processes} processes")
+        self.rank, self.world = accelerator.process_index, accelerator.num_processes
+
+    def forward(self, model: torch.nn.Module, texts: list[str], rows: np.ndarray):
+        encoder = getattr(model, "module", model)  # the DDP wrapper forwards and syncs; the Encoder tokenizes
+        n = len(texts) // self.world
+        shard = texts[self.rank * n:(self.rank + 1) * n]
+        emb = model(to_device(encoder.tokenize(shard + shard, self.config.max_length), encoder.device), training_head=True)
+        return self.loss_fn(gather_with_grad(emb[:n]), gather_with_grad(emb[n:]))
