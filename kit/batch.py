@@ -1,10 +1,12 @@
-"""Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR]``.
+"""Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR] [--jobs N]``.
 
 Each YAML run file names a notebook and its parameters. Parameters are validated first
 (all files, before any notebook starts); then each run is executed by papermill into
 ``reports/<notebook>/<run>/<notebook>.ipynb``, exported to ``report.html`` (code hidden)
 by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
-others; the command exits 1 and names the failures.
+others; the command exits 1 and names the failures. ``--jobs N`` executes N runs at once, each in
+its own process pinned to one GPU (round-robin over the visible GPUs) or, without GPUs, to an
+equal share of the CPU threads; every run still writes its own report folder.
 """
 
 from __future__ import annotations
@@ -100,6 +102,66 @@ def execute(run: Run, reports: Path) -> Path:
     return html_file
 
 
+def job_environment(slot: int, jobs: int, gpus: int, cpus: int) -> dict[str, str]:
+    """Environment of the ``slot``-th concurrent run: one GPU each (round-robin) when there are GPUs,
+    else cpus // jobs threads each."""
+    if gpus:
+        return {"CUDA_VISIBLE_DEVICES": str(slot % gpus)}
+    threads = str(max(1, cpus // jobs))
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+
+
+def _execute_pinned(run: Run, reports: Path, env: dict[str, str]) -> Path:
+    """``execute`` in a fresh worker process whose environment (inherited by the kernel) pins it."""
+    os.environ.update(env)
+    return execute(run, reports)
+
+
+def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
+    """Execute every run (``jobs`` at a time); returns the failures, run name -> error."""
+    failures: dict[str, str] = {}
+
+    def done(run: Run, t0: float, html_file: Path | None, err: BaseException | None) -> None:
+        name = f"{run.notebook}/{run.name}"
+        if err is not None:  # one failing run must not stop the batch
+            failures[name] = "".join(traceback.format_exception_only(type(err), err))[-4000:]
+            print(f"[kit.batch] {name}: FAILED after {time.time() - t0:.0f}s", flush=True)
+            return
+        table = run.report_dir(reports) / "results_table.txt"
+        if table.exists():
+            print(table.read_text(encoding="utf-8"), flush=True)
+        print(f"[kit.batch] {name}: done in {time.time() - t0:.0f}s, report: {html_file}", flush=True)
+
+    if jobs <= 1:
+        for run in runs:
+            t0 = time.time()
+            print(f"[kit.batch] {run.notebook}/{run.name}: running ({run.file})", flush=True)
+            try:
+                done(run, t0, execute(run, reports), None)
+            except Exception as err:
+                done(run, t0, None, err)
+        return failures
+
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import torch
+
+    gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        started = {}
+        for i, run in enumerate(runs):
+            env = job_environment(i % jobs, jobs, gpus, cpus)
+            print(f"[kit.batch] {run.notebook}/{run.name}: queued ({run.file}, {env})", flush=True)
+            started[pool.submit(_execute_pinned, run, reports, env)] = (run, time.time())
+        for future, (run, t0) in started.items():
+            try:
+                done(run, t0, future.result(), None)
+            except Exception as err:
+                done(run, t0, None, err)
+    return failures
+
+
 def write_index(reports: Path, failures: dict[str, str]) -> Path:
     """``reports/index.html``: every report found, its headline metric, and the failed runs."""
     rows = []
@@ -131,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", help="YAML run files or folders of them")
     ap.add_argument("--reports", default=str(PROJECT_ROOT / "reports"), help="output folder (default: reports/)")
+    ap.add_argument("--jobs", type=int, default=1, help="runs executed at once, each pinned to one GPU or a share of the CPUs")
     args = ap.parse_args(argv)
     reports = Path(args.reports)
 
@@ -145,19 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"invalid: {message}", file=sys.stderr)
         return 2
 
-    for run in runs:
-        t0 = time.time()
-        print(f"[kit.batch] {run.notebook}/{run.name}: running ({run.file})", flush=True)
-        try:
-            html_file = execute(run, reports)
-        except Exception as err:  # one failing run must not stop the batch
-            failures[f"{run.notebook}/{run.name}"] = "".join(traceback.format_exception_only(type(err), err))[-4000:]
-            print(f"[kit.batch] {run.notebook}/{run.name}: FAILED after {time.time() - t0:.0f}s", flush=True)
-            continue
-        table = run.report_dir(reports) / "results_table.txt"
-        if table.exists():
-            print(table.read_text(encoding="utf-8"), flush=True)
-        print(f"[kit.batch] {run.notebook}/{run.name}: done in {time.time() - t0:.0f}s, report: {html_file}", flush=True)
+    failures = execute_all(runs, reports, args.jobs)
     index = write_index(reports, failures)
     print(f"[kit.batch] index: {index}")
     if failures:

@@ -1,6 +1,7 @@
 """Every notebook executed by papermill with its smoke parameters, exported to HTML, indexed."""
 
 import json
+import os
 import shutil
 
 import pytest
@@ -138,12 +139,24 @@ def test_index_links_every_report(reports):
     assert "simcse_augmentations/smoke/report.html" in index and "explore_augmentations/smoke/report.html" in index
 
 
-def test_a_failing_run_does_not_stop_the_batch(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_run_does_not_stop_the_batch(tmp_path, capsys, jobs):
     failing = tmp_path / "broken.yaml"
     failing.write_text("notebook: simcse_augmentations\nparameters:\n  model: tiny-random-bert\n  biosses_path: /nonexistent/biosses.tsv\n")
     ok = tmp_path / "explore.yaml"
     shutil.copy(PARAMS / "explore_augmentations" / "smoke.yaml", ok)
-    assert batch_main([str(failing), str(ok), "--reports", str(tmp_path / "r")]) == 1
+    assert batch_main([str(failing), str(ok), "--reports", str(tmp_path / "r"), "--jobs", str(jobs)]) == 1
     assert "simcse_augmentations/broken" in capsys.readouterr().err
     assert (tmp_path / "r" / "explore_augmentations" / "explore" / "report.html").exists()
     assert "nonexistent" in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    if jobs == 2:  # two runs at once on this machine: each kernel got its share of the CPU threads
+        record = json.loads((tmp_path / "r" / "explore_augmentations" / "explore" / "results.json").read_text())
+        assert record["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
+
+
+def test_jobs_pin_one_gpu_each_or_share_the_cpus():
+    from kit.batch import job_environment
+
+    assert [job_environment(i, 4, 2, 16)["CUDA_VISIBLE_DEVICES"] for i in range(4)] == ["0", "1", "0", "1"]
+    assert job_environment(0, 4, 0, 16) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+    assert job_environment(0, 4, 0, 2)["OMP_NUM_THREADS"] == "1"
