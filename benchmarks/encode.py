@@ -29,7 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     from sentence_transformers import SentenceTransformer
 
-    texts = load_pubmed_sentences(limit=args.sentences or (256 if args.quick else 10_000))
+    texts = load_pubmed_sentences(limit=args.sentences or (256 if args.quick else 2000))
     kit = Encoder.from_pretrained("minilm").to(args.device)
     st = SentenceTransformer(resolve_model("minilm").path, device=args.device)
     length = st.max_seq_length
