@@ -111,6 +111,12 @@ class SimCSEObjective(torch.nn.Module):
         self._complementary = (copy.deepcopy(encoder).eval().requires_grad_(False),) if self.loss_fn.needs_complementary else ()
         self.rng = np.random.default_rng(np.random.SeedSequence(config.seed).spawn(2)[1])
 
+    def _apply(self, fn, recurse=True):
+        """``.to(device)`` and friends also reach the frozen complementary model."""
+        for frozen in self._complementary:
+            frozen._apply(fn, recurse)
+        return super()._apply(fn, recurse)
+
     def batches(self, n: int) -> "Batches":
         return Batches(n, self.config.batch_size, np.random.default_rng(np.random.SeedSequence(self.config.seed).spawn(2)[0]))
 
@@ -156,8 +162,6 @@ def train_contrastive(
         objective = SimCSEObjective(encoder, config, augmenter)
     encoder.to(device)
     objective.to(device)
-    for frozen in getattr(objective, "_complementary", ()):
-        frozen.to(device)
     batches = objective.batches(len(corpus))
     torch.manual_seed(config.seed)
 
