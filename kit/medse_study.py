@@ -198,18 +198,17 @@ class Study:
     def evaluate(self, encoder: Encoder, whitening: Whitening | None = None) -> dict[str, float]:
         """BIOSSES Spearman (dev, test, all, entity-centric view), alignment and uniformity, and
         the MedSTS Spearman when a local file is given."""
-        emb = STSEmbeddings.compute(encoder, self.sts)
-        if whitening is not None:
-            emb = STSEmbeddings(self.sts, whitening(emb.e1), whitening(emb.e2))
-        ent = self.entity_pairs
+
+        def embed(pairs) -> STSEmbeddings:
+            emb = STSEmbeddings.compute(encoder, pairs)
+            return emb if whitening is None else STSEmbeddings(pairs, whitening(emb.e1), whitening(emb.e2))
+
+        emb, ent = embed(self.sts), self.entity_pairs
         out = {"spearman_dev": emb.spearman("dev"), "spearman_test": emb.spearman("test"), "spearman_all": emb.spearman("all"),
                "spearman_entity": cosine_spearman(emb.e1[ent], emb.e2[ent], self.sts.scores[ent]),
                "alignment": emb.alignment(), "uniformity": emb.uniformity()}
         if self.medsts is not None:
-            med = STSEmbeddings.compute(encoder, self.medsts)
-            if whitening is not None:
-                med = STSEmbeddings(self.medsts, whitening(med.e1), whitening(med.e2))
-            out["spearman_medsts"] = med.spearman("all")
+            out["spearman_medsts"] = embed(self.medsts).spearman("all")
         return out
 
     def whitening(self, encoder: Encoder) -> Whitening:
