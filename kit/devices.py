@@ -16,6 +16,15 @@ def resolve_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Host tensors to ``device``. On CUDA they go through pinned memory with non-blocking copies:
+    a copy from pageable memory would wait for the GPU to finish the previous step, and the host
+    could not prepare the next batch meanwhile."""
+    if device.type != "cuda":
+        return {k: v.to(device) for k, v in features.items()}
+    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in features.items()}
+
+
 PRECISIONS = ("bf16", "fp32")
 
 

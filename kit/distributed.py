@@ -14,8 +14,9 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from kit.augment import Augmenter
 from kit.models import Encoder
-from kit.train import SimCSEObjective, TrainConfig, to_device
+from kit.train import SimCSEObjective, TrainConfig
 
 
 def make_accelerator(**kwargs):
@@ -53,15 +54,15 @@ def gather_with_grad(x: torch.Tensor) -> torch.Tensor:
 
 class DistributedSimCSEObjective(SimCSEObjective):
     """unsup-SimCSE on a global batch sharded over ``accelerator``'s processes (see the module
-    docstring); the global batch size must divide evenly. Dropout views only (no augmenter,
-    MixCSE or instance weighting across devices)."""
+    docstring); the global batch size must divide evenly. Augmented views, MixCSE and instance
+    weighting work as in one process: every process augments the whole global batch with the
+    same RNG draws and keeps its shard; the complementary model's embeddings are gathered (no
+    gradient), and the loss, mixed negatives and weights are computed on the gathered batch."""
 
     distributed = True
 
-    def __init__(self, encoder: Encoder, config: TrainConfig, accelerator):
-        super().__init__(encoder, config)
-        if config.mix_lambda is not None or config.iw_phi is not None:
-            raise ValueError("DistributedSimCSEObjective: MixCSE and instance weighting are not supported across devices")
+    def __init__(self, encoder: Encoder, config: TrainConfig, accelerator, augmenter: Augmenter | None = None):
+        super().__init__(encoder, config, augmenter)
         if config.batch_size % accelerator.num_processes:
             raise ValueError(f"batch size {config.batch_size} does not split over {accelerator.num_processes} processes")
         self.rank, self.world = accelerator.process_index, accelerator.num_processes
@@ -69,6 +70,12 @@ class DistributedSimCSEObjective(SimCSEObjective):
     def forward(self, model: torch.nn.Module, texts: list[str], rows: np.ndarray):
         encoder = getattr(model, "module", model)  # the DDP wrapper forwards and syncs; the Encoder tokenizes
         n = len(texts) // self.world
-        shard = texts[self.rank * n:(self.rank + 1) * n]
-        emb = model(to_device(encoder.tokenize(shard + shard, self.config.max_length), encoder.device), training_head=True)
-        return self.loss_fn(gather_with_grad(emb[:n]), gather_with_grad(emb[n:]))
+        mine = slice(self.rank * n, (self.rank + 1) * n)
+        view2 = self.second_views(texts)
+        feats = self.view_features(encoder, texts[mine], view2[mine] if view2 else None)
+        comp = None
+        if self._complementary:
+            with torch.no_grad():
+                comp = gather_with_grad(self._complementary[0]({k: v[:n] for k, v in feats.items()}))
+        emb = model(feats, training_head=True)
+        return self.loss_fn(gather_with_grad(emb[:n]), gather_with_grad(emb[n:]), comp)

@@ -22,7 +22,7 @@ import torch
 from kit.augment import Augmenter
 from kit.devices import autocast
 from kit.models import Encoder
-from kit.train import SimCSEObjective, TrainConfig, to_device
+from kit.train import SimCSEObjective, TrainConfig
 
 
 def rng_state(device: torch.device) -> tuple:
@@ -51,8 +51,7 @@ class CachedSimCSEObjective(SimCSEObjective):
 
     def forward(self, encoder: Encoder, texts: list[str], rows: np.ndarray):
         b, device = len(texts), encoder.device
-        view2 = [self.augmenter(t, self.rng) for t in texts] if self.augmenter else texts
-        feats = to_device(encoder.tokenize(texts + view2, self.config.max_length), device)
+        feats = self.view_features(encoder, texts, self.second_views(texts))
         chunks = [{k: v[i:i + self.mini_batch_size] for k, v in feats.items()} for i in range(0, 2 * b, self.mini_batch_size)]
         states, reps = [], []
         with torch.no_grad():

@@ -29,7 +29,8 @@ from kit.data import EntityEntry
 from kit.losses import info_nce
 from kit.models import Encoder
 from kit.progress import bar
-from kit.train import Batches, SimCSEObjective, TrainConfig, to_device
+from kit.devices import to_device
+from kit.train import Batches, SimCSEObjective, TrainConfig
 
 # ---- entity linking --------------------------------------------------------------
 
@@ -281,7 +282,7 @@ class MedSEObjective(SimCSEObjective):
             mentions, definitions, lam, entity_temperature, dedup)
         self.entity_encoder = EntityEncoder(entity_encoder, encoder.dim)
 
-    def batches(self, n: int) -> Batches:
+    def batches(self, corpus: list[str]) -> Batches:
         rng = np.random.default_rng(np.random.SeedSequence(self.config.seed).spawn(2)[0])
         return DedupBatches([m.entity if m else None for m in self.mentions], self.config.batch_size, rng, self.dedup)
 

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
+from kit.devices import to_device
 from kit.progress import bar
 
 POOLERS = ("cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg")
@@ -130,7 +131,7 @@ class Encoder(nn.Module):
         ``features`` are tokenizer outputs, or embedding inputs (``inputs_embeds``, ``position_ids``)
         for view generators that work below the vocabulary (``kit.medse``)."""
         needs_layers = self.pooler in ("first_last_avg", "embed_last_avg")
-        out = self.backbone(**features, output_hidden_states=needs_layers)
+        out = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=needs_layers)
         mask = features["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)
         if self.pooler.startswith("cls"):
             emb = out.last_hidden_state[:, 0]
@@ -143,6 +144,16 @@ class Encoder(nn.Module):
             first = out.hidden_states[1 if self.pooler == "first_last_avg" else 0]
             states = (first + out.hidden_states[-1]) / 2
         return (states * mask).sum(1) / mask.sum(1).clamp(min=1e-9), out.last_hidden_state
+
+    def _with_sdpa_mask(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """For SDPA attention, the padding mask as the boolean [B, 1, 1, T] mask that SDPA reads
+        (True: attend), which transformers passes through as given. Given the 2D mask, transformers
+        first asks whether it has any padding (``mask.all()``), a host-device synchronisation in
+        every forward pass that keeps the host from preparing the next batch while the GPU works."""
+        mask = features.get("attention_mask")
+        if self.backbone.config._attn_implementation != "sdpa" or mask is None or mask.dim() != 2:
+            return features
+        return {**features, "attention_mask": mask.bool()[:, None, None, :]}
 
     @torch.inference_mode()
     def encode(
@@ -161,7 +172,7 @@ class Encoder(nn.Module):
         show = len(starts) > 4 if show_progress is None else show_progress
         for s in bar(starts, show=show, desc="encode"):
             idx = order[s : s + batch_size]
-            feats = {k: v.to(self.device, non_blocking=True) for k, v in self.tokenize([texts[i] for i in idx], max_length).items()}
+            feats = to_device(self.tokenize([texts[i] for i in idx], max_length), self.device)
             emb = self(feats).float()
             if normalize:
                 emb = nn.functional.normalize(emb, dim=-1)

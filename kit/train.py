@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from kit.augment import Augmenter
-from kit.devices import autocast, resolve_device
+from kit.devices import autocast, resolve_device, to_device
 from kit.losses import ContrastiveLoss
 from kit.models import Encoder
 from kit.progress import bar
@@ -44,6 +44,9 @@ class TrainConfig:
     mix_lambda: float | None = None
     iw_phi: float | None = None
     precision: str = "bf16"  # on CUDA: bf16 autocast, or "fp32" (eager reference); CPU is always fp32
+    compile: bool = False  # torch.compile the backbone in place (dynamic shapes); its dropout masks come from
+    # inductor's own RNG stream, so compiled runs are not bit-equal to eager ones
+    length_grouped: bool = False  # batches of similar-length sentences (less padding; changes the negatives)
 
     def __post_init__(self):
         for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
@@ -51,6 +54,14 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)}")
         if self.batch_size < 2:
             raise ValueError("TrainConfig.batch_size must be >= 2 (in-batch negatives)")
+
+    def run_key(self) -> dict:
+        """The fields that identify a run's result: fields added after the first studies ran
+        (``LATER_FIELDS``) enter only off their defaults, so earlier run folders stay valid."""
+        return {k: v for k, v in asdict(self).items() if k not in LATER_FIELDS or v != getattr(TrainConfig, k)}
+
+
+LATER_FIELDS = ("precision", "compile", "length_grouped")
 
 
 @dataclass
@@ -70,17 +81,34 @@ Evaluator = Callable[[Encoder], dict[str, float]]
 
 
 class Batches:
-    """Endless shuffled batches of corpus indices, epoch by epoch, from one Generator."""
+    """Endless shuffled batches of corpus indices, epoch by epoch, from one Generator.
 
-    def __init__(self, n: int, batch_size: int, rng: np.random.Generator):
+    With ``lengths``, each epoch's permutation is grouped by length as transformers'
+    ``LengthGroupedSampler`` does: cut into mega-batches of ``GROUP`` batches, each sorted by
+    decreasing length, so a batch holds sentences of similar length (less padding) while the
+    epoch stays shuffled at the mega-batch scale.
+    """
+
+    GROUP = 50
+
+    def __init__(self, n: int, batch_size: int, rng: np.random.Generator, lengths: np.ndarray | None = None):
         if n < batch_size:
             raise ValueError(f"corpus of {n} sentences is smaller than one batch ({batch_size})")
-        self.n, self.batch_size, self.rng = n, batch_size, rng
-        self.order, self.pos = rng.permutation(n), 0
+        if lengths is not None and len(lengths) != n:
+            raise ValueError(f"{len(lengths)} lengths for {n} sentences")
+        self.n, self.batch_size, self.rng, self.lengths = n, batch_size, rng, lengths
+        self.order, self.pos = self._permutation(), 0
+
+    def _permutation(self) -> np.ndarray:
+        order = self.rng.permutation(self.n)
+        if self.lengths is None:
+            return order
+        size = self.GROUP * self.batch_size
+        return np.concatenate([m[np.argsort(-self.lengths[m], kind="stable")] for m in np.split(order, range(size, self.n, size))])
 
     def next(self) -> np.ndarray:
         if self.pos + self.batch_size > self.n:
-            self.order, self.pos = self.rng.permutation(self.n), 0
+            self.order, self.pos = self._permutation(), 0
         idx = self.order[self.pos : self.pos + self.batch_size]
         self.pos += self.batch_size
         return idx
@@ -117,22 +145,32 @@ class SimCSEObjective(torch.nn.Module):
             frozen._apply(fn, recurse)
         return super()._apply(fn, recurse)
 
-    def batches(self, n: int) -> "Batches":
-        return Batches(n, self.config.batch_size, np.random.default_rng(np.random.SeedSequence(self.config.seed).spawn(2)[0]))
+    def batches(self, corpus: list[str]) -> "Batches":
+        lengths = np.fromiter(map(len, corpus), int, len(corpus)) if self.config.length_grouped else None
+        return Batches(len(corpus), self.config.batch_size, np.random.default_rng(np.random.SeedSequence(self.config.seed).spawn(2)[0]),
+                       lengths)
+
+    def second_views(self, texts: list[str]) -> list[str] | None:
+        """Each text's positive view: its augmented copy, or None for dropout views (the text itself)."""
+        return [self.augmenter(t, self.rng) for t in texts] if self.augmenter else None
+
+    def view_features(self, encoder: Encoder, texts: list[str], view2: list[str] | None) -> dict[str, torch.Tensor]:
+        """Both views tokenized, 2B rows [texts; view2] on the encoder's device. Dropout views
+        (``view2`` None) are the same tokens: tokenized once and repeated."""
+        if view2 is None:
+            feats = {k: torch.cat([v, v]) for k, v in encoder.tokenize(texts, self.config.max_length).items()}
+        else:
+            feats = encoder.tokenize(texts + view2, self.config.max_length)
+        return to_device(feats, encoder.device)
 
     def forward(self, encoder: Encoder, texts: list[str], rows: np.ndarray) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        view2 = [self.augmenter(t, self.rng) for t in texts] if self.augmenter else texts
-        feats = to_device(encoder.tokenize(texts + view2, self.config.max_length), encoder.device)
+        feats = self.view_features(encoder, texts, self.second_views(texts))
         comp = None
         if self._complementary:
             with torch.no_grad():
                 comp = self._complementary[0]({k: v[: len(texts)] for k, v in feats.items()})
         emb = encoder(feats, training_head=True)
         return self.loss_fn(emb[: len(texts)], emb[len(texts) :], comp)
-
-
-def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {k: v.to(device, non_blocking=True) for k, v in features.items()}
 
 
 def train_contrastive(
@@ -162,11 +200,13 @@ def train_contrastive(
         objective = SimCSEObjective(encoder, config, augmenter)
     encoder.to(device)
     objective.to(device)
-    batches = objective.batches(len(corpus))
+    batches = objective.batches(corpus)
     torch.manual_seed(config.seed)
+    if config.compile:
+        encoder.backbone.compile(dynamic=True)  # in place: parameter names and checkpoints unchanged
 
     params = [p for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=config.lr)
+    opt = torch.optim.AdamW(params, lr=config.lr, fused=device.type == "cuda")  # one kernel per step on CUDA
     model = encoder
     if accelerator is not None:
         if not getattr(objective, "distributed", False):

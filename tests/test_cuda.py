@@ -59,3 +59,46 @@ def test_resume_on_cuda_restores_the_cuda_rng(tmp_path, pubmed, biosses):
         run(tmp_path / "resumed", crash_at_second_eval)
     _, resumed = run(tmp_path / "resumed", lambda e: sts_report(e, biosses))
     assert [r["loss"] for r in resumed.rows[1:]] == pytest.approx([r["loss"] for r in full.rows[1:]], rel=1e-3)
+
+
+def test_pinned_non_blocking_copy_delivers_the_batch():
+    from kit.devices import to_device
+
+    host = {"input_ids": torch.randint(0, 100, (8, 16)), "attention_mask": torch.ones(8, 16, dtype=torch.long)}
+    moved = to_device(host, torch.device("cuda"))
+    torch.cuda.synchronize()
+    assert all(moved[k].is_cuda and torch.equal(moved[k].cpu(), host[k]) for k in host)
+
+
+def _no_dropout(enc):
+    for m in enc.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    return enc
+
+
+def test_compiled_and_length_grouped_training_on_cuda(pubmed, biosses):
+    def train(**options):
+        enc = _no_dropout(Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0))
+        cfg = TrainConfig(**{**CONFIG, "mix_lambda": None, "iw_phi": None, "precision": "fp32", **options})
+        return train_contrastive(enc, pubmed[:400], cfg, lambda e: sts_report(e, biosses))
+
+    eager, compiled = train(), train(compile=True)
+    assert [r["loss"] for r in compiled.rows[1:]] == pytest.approx([r["loss"] for r in eager.rows[1:]], rel=1e-3)
+    grouped = train(length_grouped=True)
+    assert all(np.isfinite(r["loss"]) for r in grouped.rows[1:])
+
+
+def test_gradcache_on_cuda_gives_the_full_batch_gradients(pubmed):
+    from kit.gradcache import CachedSimCSEObjective
+    from kit.train import SimCSEObjective
+
+    cfg = TrainConfig(**{**CONFIG, "mix_lambda": None, "iw_phi": None, "precision": "fp32"})
+    grads = []
+    for make in (lambda e: SimCSEObjective(e, cfg), lambda e: CachedSimCSEObjective(e, cfg, mini_batch_size=5)):
+        enc = _no_dropout(Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)).to("cuda").train()
+        objective = make(enc).to("cuda")
+        loss, _ = objective(enc, pubmed[:16], np.arange(16))
+        loss.backward()
+        grads.append(torch.cat([p.grad.flatten() for p in enc.parameters() if p.grad is not None]))
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=1e-6)

@@ -1,21 +1,34 @@
 """Data-parallel training through accelerate: two CPU processes (gloo) give the loss and the
-update of one process on the same global batch."""
+update of one process on the same global batch, with dropout views and with augmented views,
+MixCSE and instance weighting."""
 
 import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from torch import nn
 
+from kit.augment import make_augmenter
 from kit.data import PROJECT_ROOT, load_pubmed_sentences
 from kit.models import Encoder
 from kit.train import SimCSEObjective, TrainConfig, train_contrastive
 
 CONFIG = TrainConfig(batch_size=8, max_length=24, steps=3, eval_every=1, lr=1e-3, device="cpu")
+# variant -> (config, augmenter); iw_phi 0.5 removes some negatives of the tiny random model
+VARIANTS = {
+    "dropout": (CONFIG, None),
+    "crop_mixcse_iw": (replace(CONFIG, mix_lambda=0.2, iw_phi=0.5), ("crop", 0.2)),
+}
+
+
+def objective_args(variant: str):
+    config, augmenter = VARIANTS[variant]
+    return config, make_augmenter(*augmenter) if augmenter else None
 
 
 def _encoder() -> Encoder:
@@ -26,10 +39,10 @@ def _encoder() -> Encoder:
     return enc
 
 
-def run(objective_factory, out_file=None, accelerator=None):
+def run(objective_factory, config=CONFIG, out_file=None, accelerator=None):
     enc = _encoder()
     corpus = load_pubmed_sentences(limit=64)
-    history = train_contrastive(enc, corpus, CONFIG, lambda e: {"spearman_dev": 0.0}, objective=objective_factory(enc),
+    history = train_contrastive(enc, corpus, config, lambda e: {"spearman_dev": 0.0}, objective=objective_factory(enc),
                                 accelerator=accelerator)
     weights = enc.mlp[0].weight.detach().numpy().tolist()  # the training head: it gets gradient at every step
     result = {"losses": [r["loss"] for r in history.rows[1:]], "weights": weights}
@@ -39,12 +52,14 @@ def run(objective_factory, out_file=None, accelerator=None):
     return result
 
 
-def test_two_processes_match_one_process_on_the_global_batch(tmp_path):
-    single = run(lambda enc: SimCSEObjective(enc, CONFIG))
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_two_processes_match_one_process_on_the_global_batch(tmp_path, variant):
+    config, augmenter = objective_args(variant)
+    single = run(lambda enc: SimCSEObjective(enc, config, augmenter), config)
     out = tmp_path / "ddp.json"
     launch = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "29517",
-              str(Path(__file__).with_name("distributed_worker.py")), str(out)]
+              str(Path(__file__).with_name("distributed_worker.py")), str(out), variant]
     done = subprocess.run(launch, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent,
                           env={**os.environ, "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": str(PROJECT_ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]

@@ -6,7 +6,8 @@ import torch
 
 from kit.gradcache import CachedSimCSEObjective
 from kit.models import Encoder
-from kit.train import SimCSEObjective, TrainConfig, to_device, train_contrastive
+from kit.devices import to_device
+from kit.train import SimCSEObjective, TrainConfig, train_contrastive
 
 CONFIG = TrainConfig(batch_size=6, max_length=24, steps=2, eval_every=1, device="cpu")
 

@@ -80,3 +80,18 @@ def test_half_precision_checkpoints_load_as_fp32_for_training(tmp_path):
     tiny.backbone.half().save_pretrained(tmp_path)
     tiny.tokenizer.save_pretrained(tmp_path)
     assert {p.dtype for p in Encoder.from_pretrained(str(tmp_path)).parameters()} == {torch.float32}
+
+
+def test_sdpa_models_get_the_padding_mask_as_given_4d_and_the_same_embeddings(pubmed):
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=0)
+    feats = enc.tokenize(pubmed[:8], 64)
+    assert feats["attention_mask"].min() == 0  # the batch has padding, so the mask matters
+    four_d = enc._with_sdpa_mask(feats)["attention_mask"]
+    assert four_d.shape == (8, 1, 1, feats["attention_mask"].shape[1]) and four_d.dtype == torch.bool
+    with torch.no_grad():
+        plain = enc.backbone(**feats).last_hidden_state
+        given = enc.backbone(**enc._with_sdpa_mask(feats)).last_hidden_state
+    real = feats["attention_mask"].bool()
+    torch.testing.assert_close(given[real], plain[real])
+    enc.backbone.config._attn_implementation = "eager"  # eager attention adds a float mask: left to transformers
+    assert enc._with_sdpa_mask(feats) is feats

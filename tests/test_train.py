@@ -5,7 +5,7 @@ import torch
 from kit.augment import make_augmenter
 from kit.metrics import sts_report
 from kit.models import Encoder
-from kit.train import TrainConfig, train_contrastive
+from kit.train import Batches, SimCSEObjective, TrainConfig, train_contrastive
 
 CONFIG = dict(steps=4, eval_every=2, batch_size=8, max_length=24, lr=1e-3, device="cpu")
 
@@ -78,3 +78,69 @@ def test_bad_config_fails_early():
         TrainConfig(batch_size=1)
     with pytest.raises(ValueError, match="steps"):
         TrainConfig(steps=0)
+
+
+def test_dropout_views_are_tokenized_once_and_equal_tokenizing_both_copies(corpus):
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+    objective = SimCSEObjective(enc, TrainConfig(**CONFIG))
+    texts = corpus[:8]
+    feats = objective.view_features(enc, texts, objective.second_views(texts))
+    both = enc.tokenize(texts + texts, CONFIG["max_length"])
+    assert feats.keys() == both.keys()
+    for k in both:
+        assert torch.equal(feats[k], both[k])
+
+
+def test_length_grouped_batches_sort_each_mega_batch_and_cover_the_epoch():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 100, 1000)
+    batches = Batches(1000, 4, np.random.default_rng(1), lengths)
+    size = Batches.GROUP * 4
+    epoch = np.concatenate([batches.next() for _ in range(250)])
+    assert sorted(epoch) == list(range(1000))
+    for start in range(0, 1000, size):
+        mega = lengths[epoch[start:start + size]]
+        assert np.all(np.diff(mega) <= 0)
+    plain = np.concatenate([Batches(1000, 4, np.random.default_rng(1)).next() for _ in range(50)])
+    assert np.any(np.diff(lengths[plain]) > 0)  # without lengths the order is not sorted: the check can fail
+
+
+def test_length_grouped_training_pads_less(corpus, biosses):
+    seen = []
+
+    class Spy(SimCSEObjective):
+        def view_features(self, encoder, texts, view2):
+            feats = super().view_features(encoder, texts, view2)
+            seen.append(feats["attention_mask"].float().mean().item())  # share of real tokens in the padded batch
+            return feats
+
+    for grouped in (False, True):
+        enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+        cfg = TrainConfig(**{**CONFIG, "steps": 12, "eval_every": 12, "max_length": 128, "length_grouped": grouped})
+        train_contrastive(enc, corpus, cfg, lambda e: {"spearman_dev": 0.0}, objective=Spy(enc, cfg))
+    plain, grouped = np.mean(seen[:12]), np.mean(seen[12:])
+    assert grouped > plain + 0.1, (plain, grouped)
+
+
+def test_compiled_backbone_trains_to_the_eager_losses(corpus, biosses):
+    """Without dropout (inductor draws dropout masks from its own RNG stream, so with dropout
+    compiled and eager runs differ by design) the compiled backbone follows the eager one."""
+    def train(compile):
+        enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+        for m in enc.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.p = 0.0
+        cfg = TrainConfig(**{**CONFIG, "compile": compile})
+        return enc, train_contrastive(enc, corpus, cfg, evaluator(biosses), make_augmenter("crop", 0.2))
+
+    eager_enc, eager = train(False)
+    compiled_enc, compiled = train(True)
+    assert [r["loss"] for r in compiled.rows[1:]] == pytest.approx([r["loss"] for r in eager.rows[1:]], rel=1e-4)
+    assert compiled_enc.state_dict().keys() == eager_enc.state_dict().keys()  # compiled in place: checkpoints unchanged
+
+
+def test_run_key_leaves_later_fields_out_at_their_defaults():
+    assert "compile" not in TrainConfig().run_key() and "precision" not in TrainConfig().run_key()
+    assert TrainConfig(compile=True).run_key()["compile"] is True
+    assert TrainConfig(length_grouped=True).run_key()["length_grouped"] is True
+    assert TrainConfig(lr=1.0).run_key()["lr"] == 1.0
