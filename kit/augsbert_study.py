@@ -213,9 +213,12 @@ class Study:
             return float(spearmanr(pred, split.test_labels)[0] * 100)
         return float((np.asarray(pred) == split.test_labels).mean() * 100)
 
+    def planned_runs(self) -> list[tuple[str, int, int]]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [(t, i, seed) for t in self.p.tasks for i in range(len(self.splits(t))) for seed in self.p.seeds_for(t)]
+
     def all_runs(self) -> list[dict]:
-        jobs = [(t, i, seed) for t in self.p.tasks for i in range(len(self.splits(t))) for seed in self.p.seeds_for(t)]
-        return [self.run(*job) for job in bar(jobs, desc="runs")]
+        return [self.run(*job) for job in bar(self.planned_runs(), desc="runs")]
 
     # ---- tables -----------------------------------------------------------------
     def results(self) -> pd.DataFrame:

@@ -4,9 +4,11 @@ Each YAML run file names a notebook and its parameters. Parameters are validated
 (all files, before any notebook starts); then each run is executed by papermill into
 ``reports/<notebook>/<run>/<notebook>.ipynb``, exported to ``report.html`` (code hidden)
 by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
-others; the command exits 1 and names the failures. ``--jobs N`` executes N runs at once, each in
-its own process pinned to one GPU (round-robin over the visible GPUs) or, without GPUs, to an
-equal share of the CPU threads; every run still writes its own report folder.
+others; the command exits 1 and names the failures. ``--jobs N`` uses N processes, each pinned to
+one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the CPU
+threads: first the trainings of each run file (rows, seeds, sweep points: its study's
+``planned_runs``) are spread over them into the file's run cache, then N notebooks execute at
+once and read those results; every run still writes its own report folder.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ STUDY_PARAMS = {
     "medse_entity_definitions": ("kit.medse_study", "MedSEParams"),
     "explore_augmentations": ("kit.widgets", "ExploreParams"),
 }
+
+
+# notebooks whose trainings --jobs spreads: module of the study class ``Study`` (with ``planned_runs`` and ``run``)
+STUDIES = {notebook: STUDY_PARAMS[notebook][0]
+           for notebook in ("simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions")}
 
 
 def study_params(notebook: str) -> type[Params]:
@@ -117,6 +124,44 @@ def _execute_pinned(run: Run, reports: Path, env: dict[str, str]) -> Path:
     return execute(run, reports)
 
 
+def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, str]) -> None:
+    """Worker process: build the run file's study and train every ``jobs``-th of its planned runs,
+    starting at ``slot``, into the study's run cache."""
+    os.environ.update({**env, "KIT_PROGRESS": "0"})  # before CUDA starts: the pinning holds
+    import torch
+
+    if "OMP_NUM_THREADS" in env:
+        torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
+    study = importlib.import_module(STUDIES[run.notebook]).Study(study_params(run.notebook).from_dict(run.parameters),
+                                                                  run.report_dir(reports))
+    for args in study.planned_runs()[slot::jobs]:
+        study.run(*args)
+
+
+def train_ahead(run: Run, reports: Path, jobs: int) -> None:
+    """Spread the run file's trainings over ``jobs`` pinned processes (one per slot, so each
+    process keeps its pinning); the notebook then finds them cached. A failure is only reported
+    here: the notebook meets it again and fails with the full error."""
+    import multiprocessing
+
+    import torch
+
+    if run.notebook not in STUDIES:
+        return
+    gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_train_share, args=(run, reports, slot, jobs, job_environment(slot, jobs, gpus, cpus)))
+               for slot in range(jobs)]
+    t0 = time.time()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    failed = sum(w.exitcode != 0 for w in workers)
+    print(f"[kit.batch] {run.notebook}/{run.name}: trainings in {jobs} processes, {time.time() - t0:.0f}s"
+          + (f", {failed} process(es) failed" if failed else ""), flush=True)
+
+
 def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
     """Execute every run (``jobs`` at a time); returns the failures, run name -> error."""
     failures: dict[str, str] = {}
@@ -147,6 +192,8 @@ def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
 
     import torch
 
+    for run in runs:
+        train_ahead(run, reports, jobs)
     gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         started = {}
@@ -193,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", help="YAML run files or folders of them")
     ap.add_argument("--reports", default=str(PROJECT_ROOT / "reports"), help="output folder (default: reports/)")
-    ap.add_argument("--jobs", type=int, default=1, help="runs executed at once, each pinned to one GPU or a share of the CPUs")
+    ap.add_argument("--jobs", type=int, default=1, help="processes, each pinned to one GPU or a share of the CPUs: trainings of each run file, then notebooks")
     args = ap.parse_args(argv)
     reports = Path(args.reports)
 

@@ -236,7 +236,7 @@ class Study:
         if row.kind == "zero_shot":
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
         else:
-            settings["train"] = asdict(p.train_config(seed))
+            settings["train"] = p.train_config(seed).run_key()
             settings["pooler"] = p.pooler
             if row.kind == "medse":
                 settings["medse"] = [p.entity_encoder, p.entity_temperature, p.definition_trainable, p.definition_max_length]
@@ -275,13 +275,31 @@ class Study:
         return result
 
     # ---- tables ------------------------------------------------------------------------
+    def _table_runs(self) -> list[tuple[str, int]]:
+        return [(name, seed) for name in self.p.rows for seed in (self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1])]
+
+    def _sweep_runs(self, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
+        """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
+        values = {"none_share": self.p.none_share_sweep, "lam": self.p.lambda_sweep, "dedup": self.p.dedup_sweep}[key]
+        main = {"none_share": self.p.none_share, "lam": self.p.lam, "dedup": self.p.dedup}[key]
+        if not values:
+            return []
+        rows = self.p.sweep_rows if key == "none_share" else ["medse"]
+        ordered = sorted(set(values) | {main}) if key != "dedup" else list(dict.fromkeys([*values, main]))
+        return [(name, seed, {key: v}) for name in rows for v in ordered for seed in self.p.sweep_seeds]
+
+    def planned_runs(self) -> list[tuple]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        sweeps = [(name, seed, *[variant.get(k) for k in ("none_share", "lam", "dedup")])
+                  for key in ("none_share", "lam", "dedup") for name, seed, variant in self._sweep_runs(key)]
+        return [*self._table_runs(), *sweeps]
+
     def results(self) -> pd.DataFrame:
         """One row per (row, seed); zero-shot rows are deterministic and run once."""
         out = []
-        for name in self.p.rows:
-            for seed in self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1]:
-                r = self.run(name, seed)
-                out.append({"method": name, "label": ROWS[name].label, "seed": seed, **r["metrics"]})
+        for name, seed in self._table_runs():
+            r = self.run(name, seed)
+            out.append({"method": name, "label": ROWS[name].label, "seed": seed, **r["metrics"]})
         return pd.DataFrame(out)
 
     def histories(self) -> pd.DataFrame:
@@ -296,18 +314,10 @@ class Study:
     def sweep(self, key: Literal["none_share", "lam", "dedup"]) -> pd.DataFrame:
         """The sweep of one setting (S_none share for the sweep rows; lambda and duplicate
         handling for MED-SE), the main setting included, over the sweep seeds."""
-        values = {"none_share": self.p.none_share_sweep, "lam": self.p.lambda_sweep, "dedup": self.p.dedup_sweep}[key]
-        main = {"none_share": self.p.none_share, "lam": self.p.lam, "dedup": self.p.dedup}[key]
-        if not values:
-            return pd.DataFrame()
-        rows = self.p.sweep_rows if key == "none_share" else ["medse"]
-        ordered = sorted(set(values) | {main}) if key != "dedup" else list(dict.fromkeys([*values, main]))
         out = []
-        for name in rows:
-            for v in ordered:
-                for seed in self.p.sweep_seeds:
-                    r = self.run(name, seed, **{key: v})
-                    out.append({"method": name, "label": ROWS[name].label, key: v, "seed": seed, **r["metrics"]})
+        for name, seed, variant in self._sweep_runs(key):
+            r = self.run(name, seed, **variant)
+            out.append({"method": name, "label": ROWS[name].label, key: variant[key], "seed": seed, **r["metrics"]})
         return pd.DataFrame(out)
 
     def sweep_table(self, sweep: pd.DataFrame, key: str) -> pd.DataFrame:

@@ -169,10 +169,14 @@ class Study:
 
         return cached_run(self.report_dir / "runs" / self._run_key(row, seed), compute, self.run_seconds)
 
+    def planned_runs(self) -> list[tuple[str, int]]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [(r, seed) for r in self.p.rows for seed in self.p.seeds]
+
     def results(self) -> pd.DataFrame:
         """One row per (row, seed): test ROUGE-1/2/L and focus accuracy."""
         return pd.DataFrame([{"row": r, "label": ROWS[r].label, "seed": seed, **res["rouge"], "focus_accuracy": res["focus_accuracy"]}
-                             for r in self.p.rows for seed in self.p.seeds for res in [self.run(r, seed)]])
+                             for r, seed in self.planned_runs() for res in [self.run(r, seed)]])
 
     def histories(self) -> pd.DataFrame:
         return pd.DataFrame([{"row": r, "label": ROWS[r].label, "seed": seed, **h}

@@ -82,17 +82,24 @@ def mean_std(values, digits: int = 2) -> str:
 def cached_run(run_dir: Path, compute, seconds: dict[str, float]) -> dict:
     """A study's finished run: ``run_dir/result.json`` if it exists, else ``compute()`` (a dict),
     timed into its ``seconds`` field and saved there. The compute time of every run used, cached
-    or not, is recorded in ``seconds`` under the folder's name (the reports sum it)."""
-    result_file = Path(run_dir) / "result.json"
-    if result_file.exists():
-        result = json.loads(result_file.read_text())
-    else:
-        t0 = time.perf_counter()
-        result = compute()
-        result["seconds"] = time.perf_counter() - t0
-        result_file.parent.mkdir(parents=True, exist_ok=True)
-        result_file.write_text(json.dumps(result))
-    seconds[Path(run_dir).name] = result["seconds"]
+    or not, is recorded in ``seconds`` under the folder's name (the reports sum it). An exclusive
+    lock on the folder makes a process that wants a run another is computing (``kit.batch --jobs``)
+    wait for its result instead of training it a second time."""
+    import fcntl
+
+    run_dir = Path(run_dir)
+    result_file = run_dir / "result.json"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result_file.exists():
+            result = json.loads(result_file.read_text())
+        else:
+            t0 = time.perf_counter()
+            result = compute()
+            result["seconds"] = time.perf_counter() - t0
+            result_file.write_text(json.dumps(result))
+    seconds[run_dir.name] = result["seconds"]
     return result
 
 

@@ -92,6 +92,7 @@ class StudyParams(Params):
     retrieval_queries: int = 4
     map_sentences: int = 300
     device: str = "auto"
+    compile: bool = False
     biosses_path: str | None = None
     corpus_path: str | None = None
     probe_train_size: int | None = None
@@ -111,6 +112,7 @@ class StudyParams(Params):
             lr=self.lr, batch_size=self.batch_size, max_length=self.max_length, temperature=self.temperature,
             steps=self.steps, eval_every=self.eval_every, seed=seed, device=self.device,
             mix_lambda=self.mix_lambda if method.mix else None, iw_phi=self.iw_phi if method.iw else None,
+            compile=self.compile,
         )
 
 
@@ -247,9 +249,7 @@ class Study:
         return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
 
     def _run_key(self, method: Method, seed: int, percent: float) -> str:
-        train = asdict(self.p.train_config(method, seed)) if method.trained else None
-        if train and train["precision"] == TrainConfig.precision:  # a later field: keyed only off its default,
-            del train["precision"]  # so run folders made before it existed stay valid
+        train = self.p.train_config(method, seed).run_key() if method.trained else None
         settings = {
             "method": asdict(method), "seed": seed, "percent": percent, "model": self.p.model, "pooler": self.p.pooler,
             "train": train,
@@ -294,15 +294,24 @@ class Study:
         )
 
     # ---- tables ---------------------------------------------------------------
+    def _table_runs(self) -> list[tuple[str, int]]:
+        return [(name, seed) for name in self.p.rows for seed in (self.p.seeds if METHODS[name].trained else self.p.seeds[:1])]
+
+    def _fewshot_runs(self) -> list[tuple[str, int, float]]:
+        return [(name, seed, float(pct)) for name in self.p.fewshot_rows for pct in self.p.fewshot_percents
+                for seed in self.p.fewshot_seeds]
+
+    def planned_runs(self) -> list[tuple]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [*self._table_runs(), *self._fewshot_runs()]
+
     def results(self) -> pd.DataFrame:
         """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
         rows = []
-        for name in self.p.rows:
-            seeds = self.p.seeds if METHODS[name].trained else self.p.seeds[:1]
-            for seed in seeds:
-                r = self.run(name, seed)
-                best = r["history"]["best_step"] if r["history"] else 0
-                rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
+        for name, seed in self._table_runs():
+            r = self.run(name, seed)
+            best = r["history"]["best_step"] if r["history"] else 0
+            rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
         return pd.DataFrame(rows)
 
     def histories(self) -> pd.DataFrame:
@@ -318,12 +327,10 @@ class Study:
     def fewshot(self) -> pd.DataFrame:
         """Spearman at each corpus share, same number of steps (the paper's few-shot curve)."""
         rows = []
-        for name in self.p.fewshot_rows:
-            for pct in self.p.fewshot_percents:
-                for seed in self.p.fewshot_seeds:
-                    r = self.run(name, seed, float(pct))
-                    n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
-                    rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
+        for name, seed, pct in self._fewshot_runs():
+            r = self.run(name, seed, pct)
+            n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
+            rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
         return pd.DataFrame(rows)
 
     def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:

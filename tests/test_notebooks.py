@@ -160,3 +160,18 @@ def test_jobs_pin_one_gpu_each_or_share_the_cpus():
     assert [job_environment(i, 4, 2, 16)["CUDA_VISIBLE_DEVICES"] for i in range(4)] == ["0", "1", "0", "1"]
     assert job_environment(0, 4, 0, 16) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
     assert job_environment(0, 4, 0, 2)["OMP_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("notebook", ["simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions"])
+def test_jobs_train_ahead_every_run_the_notebook_reads(tmp_path, notebook):
+    """--jobs trains a run file's planned runs in pinned processes first; the notebook then trains
+    nothing: no run folder appears and no result is rewritten after the processes finish."""
+    from kit.batch import execute, prepare, train_ahead
+
+    run = prepare(PARAMS / notebook / "smoke.yaml")
+    train_ahead(run, tmp_path, 2)
+    runs = run.report_dir(tmp_path) / "runs"
+    ahead = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")}
+    assert len(ahead) >= 2
+    execute(run, tmp_path)
+    assert {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")} == ahead
