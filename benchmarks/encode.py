@@ -31,7 +31,7 @@ def main() -> None:
 
     texts = load_pubmed_sentences(limit=args.sentences or (256 if args.quick else 2000))
     kit = Encoder.from_pretrained("minilm").to(args.device)
-    st = SentenceTransformer(resolve_model("minilm").path, device=args.device)
+    st = SentenceTransformer(resolve_model("minilm").path, device=args.device, model_kwargs={"dtype": torch.float32})
     length = st.max_seq_length
     runs = {
         "sentence-transformers encode()": lambda: st.encode(texts, batch_size=args.batch_size, normalize_embeddings=True,
