@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo reports test bench lab clean
+.PHONY: setup demo reports test lint bench lab clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,9 @@ reports: setup  ## the full CPU study and the explorer, then reports/index.html
 
 test: setup  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
 	$(BIN)/python -m pytest
+
+lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine>.md
 	$(BIN)/python benchmarks/augment.py

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-
 from _common import best_of, record
-from kit.augment import AUGMENTERS, make_augmenter
+
+from kit.core.augment import AUGMENTERS, make_augmenter
 from kit.data import load_pubmed_sentences
 
 

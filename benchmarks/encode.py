@@ -1,4 +1,4 @@
-"""Encoding throughput: ``kit.models.Encoder.encode`` vs ``SentenceTransformer.encode`` on the
+"""Encoding throughput: ``kit.core.models.Encoder.encode`` vs ``SentenceTransformer.encode`` on the
 same MiniLM checkpoint, PubMed sentences, batch size and maximum length, in one process.
 
 Target (issue 7): the kit at least 1.2x sentence-transformers on CPU, with embeddings equal to
@@ -13,10 +13,10 @@ import argparse
 
 import numpy as np
 import torch
-
 from _common import best_of, record
+
+from kit.core.models import Encoder, resolve_model
 from kit.data import load_pubmed_sentences
-from kit.models import Encoder, resolve_model
 
 
 def main() -> None:
@@ -34,10 +34,12 @@ def main() -> None:
     st = SentenceTransformer(resolve_model("minilm").path, device=args.device, model_kwargs={"dtype": torch.float32})
     length = st.max_seq_length
     runs = {
-        "sentence-transformers encode()": lambda: st.encode(texts, batch_size=args.batch_size, normalize_embeddings=True,
-                                                           convert_to_numpy=True),
-        "kit Encoder.encode()": lambda: kit.encode(texts, batch_size=args.batch_size, max_length=length, normalize=True,
-                                                   show_progress=False),
+        "sentence-transformers encode()": lambda: st.encode(
+            texts, batch_size=args.batch_size, normalize_embeddings=True, convert_to_numpy=True
+        ),
+        "kit Encoder.encode()": lambda: kit.encode(
+            texts, batch_size=args.batch_size, max_length=length, normalize=True, show_progress=False
+        ),
     }
     diff = float(np.abs(runs["kit Encoder.encode()"]() - runs["sentence-transformers encode()"]()).max())
     rounds = args.rounds or (1 if args.quick else 3)
@@ -48,12 +50,19 @@ def main() -> None:
     times = {name: min(t) for name, t in times.items()}
     ref = times["sentence-transformers encode()"]
     rows = [f"| {name} | {t:.2f} | {len(texts) / t:,.0f} | {ref / t:.2f} |" for name, t in times.items()]
-    table = "\n".join([
-        f"MiniLM (all-MiniLM-L6-v2), device {args.device}, {len(texts):,} PubMed sentences, batch {args.batch_size}, "
-        f"max length {length}, best of {rounds} rounds, {torch.get_num_threads()} torch threads", "",
-        "| encoder | seconds | sentences/s | speed-up over sentence-transformers (target >= 1.2) |", "|---|---:|---:|---:|", *rows,
-        "", f"largest absolute difference between the two embeddings: {diff:.2e} (target <= 1e-5)",
-    ])
+    table = "\n".join(
+        [
+            f"MiniLM (all-MiniLM-L6-v2), device {args.device}, {len(texts):,} PubMed sentences, batch "
+            f"{args.batch_size}, "
+            f"max length {length}, best of {rounds} rounds, {torch.get_num_threads()} torch threads",
+            "",
+            "| encoder | seconds | sentences/s | speed-up over sentence-transformers (target >= 1.2) |",
+            "|---|---:|---:|---:|",
+            *rows,
+            "",
+            f"largest absolute difference between the two embeddings: {diff:.2e} (target <= 1e-5)",
+        ]
+    )
     record("encode.py: kit encode() vs SentenceTransformer.encode()", table, args.quick)
     if diff > 1e-5:
         raise SystemExit(f"embeddings differ by {diff:.2e} > 1e-5")

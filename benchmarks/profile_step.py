@@ -13,9 +13,9 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from kit.core.models import Encoder
+from kit.core.train import TrainConfig, train_contrastive
 from kit.data import load_pubmed_sentences
-from kit.models import Encoder
-from kit.train import TrainConfig, train_contrastive
 
 
 def main() -> None:
@@ -28,8 +28,15 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true")
     args = ap.parse_args()
     corpus = load_pubmed_sentences(limit=5000)
-    cfg = TrainConfig(steps=args.steps, eval_every=10_000, batch_size=args.batch_size, max_length=args.max_length,
-                      device="cuda", precision=args.precision, compile=args.compile)
+    cfg = TrainConfig(
+        steps=args.steps,
+        eval_every=10_000,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        device="cuda",
+        precision=args.precision,
+        compile=args.compile,
+    )
     quiet = lambda e: {"spearman_dev": 0.0}  # noqa: E731
     enc = Encoder.from_pretrained(args.model, "cls_before_pooler")
     train_contrastive(enc, corpus, cfg, quiet)  # warm-up; the profiled run reuses the encoder already on the GPU
@@ -41,8 +48,11 @@ def main() -> None:
         wall = (time.perf_counter() - t) / args.steps
     events = prof.key_averages()
     gpu = sum(e.self_device_time_total for e in events) / 1e6 / args.steps
-    print(f"{args.model}, batch {args.batch_size}, length {args.max_length}, {args.precision}, compile {args.compile}: "
-          f"wall {wall * 1e3:.1f} ms/step (under the profiler), GPU kernels {gpu * 1e3:.1f} ms/step, busy {gpu / wall:.0%}")
+    print(
+        f"{args.model}, batch {args.batch_size}, length {args.max_length}, {args.precision}, compile {args.compile}: "
+        f"wall {wall * 1e3:.1f} ms/step (under the profiler), GPU kernels {gpu * 1e3:.1f} ms/step, busy "
+        f"{gpu / wall:.0%}"
+    )
     print(events.table(sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=60))
 
 

@@ -1,4 +1,4 @@
-"""SimCSE training-step time: ``kit.train.train_contrastive`` vs a minimal hand-written
+"""SimCSE training-step time: ``kit.core.train.train_contrastive`` vs a minimal hand-written
 PyTorch loop on the same model, batches, length and optimiser, in one process. Every loop is
 timed over the second half of its steps: the first half is warm-up (CUDA and library
 initialisation, ``torch.compile``), the same for all.
@@ -22,13 +22,13 @@ from dataclasses import replace
 
 import numpy as np
 import torch
+from _common import record
 from torch.nn import functional as F
 
-from _common import record
+from kit.core.devices import autocast, resolve_device
+from kit.core.models import Encoder
+from kit.core.train import TrainConfig, train_contrastive
 from kit.data import load_pubmed_sentences
-from kit.models import Encoder
-from kit.devices import autocast, resolve_device
-from kit.train import TrainConfig, train_contrastive
 
 
 def _sync(device: torch.device) -> None:
@@ -50,7 +50,9 @@ def minimal_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
             _sync(device)
             t = time.perf_counter()
         texts = [corpus[i] for i in rng.choice(len(corpus), cfg.batch_size, replace=False)]
-        feats = enc.tokenizer(texts + texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt")
+        feats = enc.tokenizer(
+            texts + texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt"
+        )
         feats = {k: v.to(device, non_blocking=True) for k, v in feats.items()}
         with autocast(device, cfg.precision):
             h = enc.mlp(enc.backbone(**feats).last_hidden_state[:, 0])
@@ -69,7 +71,11 @@ def st_trainer_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
     import tempfile
 
     from datasets import Dataset
-    from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from transformers import PrinterCallback, TrainerCallback
 
@@ -82,18 +88,36 @@ def st_trainer_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
             stamps.append(time.perf_counter())
 
     rng = np.random.default_rng(cfg.seed)
-    texts = [corpus[i] for i in rng.choice(len(corpus), cfg.steps * cfg.batch_size, replace=len(corpus) < cfg.steps * cfg.batch_size)]
+    texts = [
+        corpus[i]
+        for i in rng.choice(len(corpus), cfg.steps * cfg.batch_size, replace=len(corpus) < cfg.steps * cfg.batch_size)
+    ]
     with tempfile.TemporaryDirectory() as folder:
         enc.backbone.save_pretrained(folder)
         enc.tokenizer.save_pretrained(folder)
         st = SentenceTransformer(folder, device=str(device))
         st.max_seq_length = cfg.max_length
         args = SentenceTransformerTrainingArguments(
-            output_dir=folder, per_device_train_batch_size=cfg.batch_size, max_steps=cfg.steps, learning_rate=cfg.lr,
-            report_to=[], save_strategy="no", logging_strategy="no", disable_tqdm=True, seed=cfg.seed,
-            bf16=device.type == "cuda" and cfg.precision == "bf16", use_cpu=device.type == "cpu", dataloader_drop_last=True)
-        trainer = SentenceTransformerTrainer(model=st, args=args, train_dataset=Dataset.from_dict({"anchor": texts, "positive": texts}),
-                                             loss=MultipleNegativesRankingLoss(st, scale=1 / cfg.temperature), callbacks=[Clock()])
+            output_dir=folder,
+            per_device_train_batch_size=cfg.batch_size,
+            max_steps=cfg.steps,
+            learning_rate=cfg.lr,
+            report_to=[],
+            save_strategy="no",
+            logging_strategy="no",
+            disable_tqdm=True,
+            seed=cfg.seed,
+            bf16=device.type == "cuda" and cfg.precision == "bf16",
+            use_cpu=device.type == "cpu",
+            dataloader_drop_last=True,
+        )
+        trainer = SentenceTransformerTrainer(
+            model=st,
+            args=args,
+            train_dataset=Dataset.from_dict({"anchor": texts, "positive": texts}),
+            loss=MultipleNegativesRankingLoss(st, scale=1 / cfg.temperature),
+            callbacks=[Clock()],
+        )
         trainer.remove_callback(PrinterCallback)
         trainer.train()
     half = len(stamps) // 2
@@ -118,7 +142,9 @@ def kit_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--model", default=None, help="alias, hub name or path (default: minilm; tiny-random-bert with --quick)")
+    ap.add_argument(
+        "--model", default=None, help="alias, hub name or path (default: minilm; tiny-random-bert with --quick)"
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--batch-size", type=int, default=None)
     ap.add_argument("--steps", type=int, default=None)
@@ -129,8 +155,13 @@ def main() -> None:
     steps = args.steps or (4 if args.quick else 12)
     if steps % 4:
         raise SystemExit("--steps must be a multiple of 4 (the kit's clock reads at quarters)")
-    cfg = TrainConfig(steps=steps, eval_every=steps, batch_size=args.batch_size or (16 if args.quick else 64),
-                      max_length=args.max_length, device=args.device)
+    cfg = TrainConfig(
+        steps=steps,
+        eval_every=steps,
+        batch_size=args.batch_size or (16 if args.quick else 64),
+        max_length=args.max_length,
+        device=args.device,
+    )
     cuda = resolve_device(args.device).type == "cuda"
     loops = {"minimal": (minimal_loop, cfg), "kit": (kit_loop, cfg), "sentence-transformers": (st_trainer_loop, cfg)}
     if cuda:  # the kit's default (bf16 autocast) against its own fp32 eager path, and its options
@@ -147,24 +178,41 @@ def main() -> None:
     m = best["minimal"]
     rows = [
         f"| minimal PyTorch{' (bf16 autocast)' if cuda else ''} | {m:.4f} | {cfg.batch_size / m:,.0f} | 1.00 |",
-        f"| kit train_contrastive{' (bf16 autocast)' if cuda else ''} | {best['kit']:.4f} | {cfg.batch_size / best['kit']:,.0f} | {best['kit'] / m:.2f} |",
+        f"| kit train_contrastive{' (bf16 autocast)' if cuda else ''} | {best['kit']:.4f} | "
+        f"{cfg.batch_size / best['kit']:,.0f} | {best['kit'] / m:.2f} |",
     ]
     st_t = best["sentence-transformers"]
-    rows.append(f"| sentence-transformers trainer + MNRL | {st_t:.4f} | {cfg.batch_size / st_t:,.0f} | {st_t / m:.2f} |")
+    rows.append(
+        f"| sentence-transformers trainer + MNRL | {st_t:.4f} | {cfg.batch_size / st_t:,.0f} | {st_t / m:.2f} |"
+    )
     notes = [f"kit time / sentence-transformers time: **{best['kit'] / st_t:.2f}** (target <= 1.0)"]
     if cuda:
-        for name, label in (("kit fp32", "fp32 eager"), ("kit compile", "bf16 + compile=True"),
-                            ("kit grouped", "bf16 + length_grouped=True")):
-            rows.append(f"| kit train_contrastive, {label} | {best[name]:.4f} | {cfg.batch_size / best[name]:,.0f} | {best[name] / m:.2f} |")
+        for name, label in (
+            ("kit fp32", "fp32 eager"),
+            ("kit compile", "bf16 + compile=True"),
+            ("kit grouped", "bf16 + length_grouped=True"),
+        ):
+            rows.append(
+                f"| kit train_contrastive, {label} | {best[name]:.4f} | {cfg.batch_size / best[name]:,.0f} | "
+                f"{best[name] / m:.2f} |"
+            )
         f32 = best["kit fp32"]
-        notes.append(f"kit default (bf16 autocast) speed-up over kit fp32 eager: **{f32 / best['kit']:.2f}x** (target >= 2.5); "
-                     f"with compile=True: **{f32 / best['kit compile']:.2f}x**")
-    table = "\n".join([
-        f"model {model}, device {args.device}, batch {cfg.batch_size}, length {cfg.max_length}, {cfg.steps} steps "
-        f"(timed: the last {cfg.steps - cfg.steps // 2}), best of {len(times['kit'])} rounds", "",
-        "| loop | s/step | sentences/s | time ratio to minimal (target <= 1.10) |", "|---|---:|---:|---:|", *rows, "",
-        *notes,
-    ])
+        notes.append(
+            f"kit default (bf16 autocast) speed-up over kit fp32 eager: **{f32 / best['kit']:.2f}x** (target >= 2.5); "
+            f"with compile=True: **{f32 / best['kit compile']:.2f}x**"
+        )
+    table = "\n".join(
+        [
+            f"model {model}, device {args.device}, batch {cfg.batch_size}, length {cfg.max_length}, {cfg.steps} steps "
+            f"(timed: the last {cfg.steps - cfg.steps // 2}), best of {len(times['kit'])} rounds",
+            "",
+            "| loop | s/step | sentences/s | time ratio to minimal (target <= 1.10) |",
+            "|---|---:|---:|---:|",
+            *rows,
+            "",
+            *notes,
+        ]
+    )
     record("train_step.py: kit SimCSE step vs minimal PyTorch step", table, args.quick)
 
 

@@ -1,55 +1,56 @@
 """Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR] [--jobs N]``.
 
-Each YAML run file names a notebook and its parameters. Parameters are validated first
-(all files, before any notebook starts); then each run is executed by papermill into
-``reports/<notebook>/<run>/<notebook>.ipynb``, exported to ``report.html`` (code hidden)
-by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
+Each YAML run file, ``params/<notebook>/<run>.yaml``, holds the parameters of one run of a notebook.
+Every file is validated first, before any notebook starts (keys, types, values, sizes that must fit
+the data, models that must load here); then each run is executed by papermill into
+``reports/<notebook>/<run>/<notebook>.ipynb`` with every parameter set, exported to ``report.html``
+(code hidden) by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
 others; the command exits 1 and names the failures. ``--jobs N`` uses N processes, each pinned to
-one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the CPU
-threads: first the trainings of each run file (rows, seeds, sweep points: its study's
-``planned_runs``) are spread over them into the file's run cache, then N notebooks execute at
-once and read those results; every run still writes its own report folder.
+one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the CPU threads:
+first the trainings of each run file (rows, seeds, sweep points: its study's ``planned_runs``) are
+spread over them into the file's run cache, then N notebooks execute at once and read those results;
+every run still writes its own report folder.
+
+The study of a notebook is the package ``kit.studies.<notebook>``: its ``Params`` declare the
+notebook's parameters and its ``Study`` (for notebooks that train) lists and computes the runs.
+``--describe NOTEBOOK`` prints the parameters; ``--sync-notebooks`` regenerates every notebook's
+papermill ``parameters`` cell from them.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
 import importlib
-import json
 import os
+import pkgutil
 import sys
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
-from kit.data import PROJECT_ROOT
-from kit.params import ParameterError, Params, load_run_file
-
-NOTEBOOKS = PROJECT_ROOT / "notebooks"
-
-
-STUDY_PARAMS = {
-    "simcse_augmentations": ("kit.simcse", "StudyParams"),
-    "augmented_sbert": ("kit.augsbert_study", "AugSBERTParams"),
-    "qfcl_summarization": ("kit.qfcl_study", "QFCLParams"),
-    "medse_entity_definitions": ("kit.medse_study", "MedSEParams"),
-    "explore_augmentations": ("kit.widgets", "ExploreParams"),
-}
+import kit.studies
+from kit.params import ParameterError, Params, read_run_file
+from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
+from kit.report.index import write_index
 
 
-# notebooks whose trainings --jobs spreads: module of the study class ``Study`` (with ``planned_runs`` and ``run``)
-STUDIES = {notebook: STUDY_PARAMS[notebook][0]
-           for notebook in ("simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions")}
+def notebooks() -> list[str]:
+    """Every notebook with a study package (``kit/studies/<notebook>/``)."""
+    return sorted(m.name for m in pkgutil.iter_modules(kit.studies.__path__) if m.ispkg)
+
+
+def study_module(notebook: str) -> ModuleType:
+    """``kit.studies.<notebook>``: its ``Params`` and, for a notebook that trains, its ``Study``."""
+    if notebook not in notebooks():
+        raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {notebooks()}")
+    return importlib.import_module(f"kit.studies.{notebook}")
 
 
 def study_params(notebook: str) -> type[Params]:
     """The parameter declaration of a notebook."""
-    if notebook not in STUDY_PARAMS:
-        raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {sorted(STUDY_PARAMS)}")
-    module, name = STUDY_PARAMS[notebook]
-    return getattr(importlib.import_module(module), name)
+    return study_module(notebook).Params
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Run:
     file: Path
     notebook: str
     name: str
-    parameters: dict
+    parameters: dict  # every parameter, defaults filled in
 
     def report_dir(self, reports: Path) -> Path:
         return reports / self.notebook / self.name
@@ -76,14 +77,14 @@ def collect(paths: list[str]) -> list[Path]:
 
 
 def prepare(file: Path) -> Run:
-    """Read and validate one run file (raises ParameterError naming the file and key)."""
-    data = load_run_file(file)
-    params = data.get("parameters") or {}
+    """Read and check one run file: keys, types, values, then the models (raises ParameterError naming the file)."""
+    run_file = read_run_file(file)
     try:
-        study_params(data["notebook"]).from_dict(params)
+        params = study_params(run_file.notebook).from_dict(run_file.parameters)
+        params.check_resources()
     except ParameterError as err:
         raise ParameterError(f"{file}: {err}") from None
-    return Run(file, data["notebook"], file.stem, params)
+    return Run(file, run_file.notebook, run_file.name, params.to_dict())
 
 
 def execute(run: Run, reports: Path) -> Path:
@@ -97,13 +98,16 @@ def execute(run: Run, reports: Path) -> Path:
     executed = out_dir / f"{run.notebook}.ipynb"
     os.environ["KIT_PROGRESS"] = "0"
     papermill.execute_notebook(
-        str(NOTEBOOKS / f"{run.notebook}.ipynb"), str(executed),
-        parameters={"parameters": run.parameters, "report_dir": str(out_dir.resolve())},
-        cwd=str(PROJECT_ROOT), progress_bar=False, kernel_name="python3",
+        str(NOTEBOOKS / f"{run.notebook}.ipynb"),
+        str(executed),
+        parameters={**run.parameters, "report_dir": str(out_dir.resolve())},
+        cwd=str(PROJECT_ROOT),
+        progress_bar=False,
+        kernel_name="python3",
     )
-    body, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True).from_notebook_node(
-        nbformat.read(executed, as_version=4)
-    )
+    body, _ = HTMLExporter(
+        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    ).from_notebook_node(nbformat.read(executed, as_version=4))
     html_file = out_dir / "report.html"
     html_file.write_text(body, encoding="utf-8")
     return html_file
@@ -130,10 +134,13 @@ def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, s
     os.environ.update({**env, "KIT_PROGRESS": "0"})  # before CUDA starts: the pinning holds
     import torch
 
+    from kit.core.progress import quiet_libraries
+
+    quiet_libraries()
     if "OMP_NUM_THREADS" in env:
         torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
-    study = importlib.import_module(STUDIES[run.notebook]).Study(study_params(run.notebook).from_dict(run.parameters),
-                                                                  run.report_dir(reports))
+    module = study_module(run.notebook)
+    study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
     for args in study.planned_runs()[slot::jobs]:
         study.run(*args)
 
@@ -146,20 +153,25 @@ def train_ahead(run: Run, reports: Path, jobs: int) -> None:
 
     import torch
 
-    if run.notebook not in STUDIES:
+    if not hasattr(study_module(run.notebook), "Study"):
         return
     gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_train_share, args=(run, reports, slot, jobs, job_environment(slot, jobs, gpus, cpus)))
-               for slot in range(jobs)]
+    workers = [
+        context.Process(target=_train_share, args=(run, reports, slot, jobs, job_environment(slot, jobs, gpus, cpus)))
+        for slot in range(jobs)
+    ]
     t0 = time.time()
     for w in workers:
         w.start()
     for w in workers:
         w.join()
     failed = sum(w.exitcode != 0 for w in workers)
-    print(f"[kit.batch] {run.notebook}/{run.name}: trainings in {jobs} processes, {time.time() - t0:.0f}s"
-          + (f", {failed} process(es) failed" if failed else ""), flush=True)
+    print(
+        f"[kit.batch] {run.notebook}/{run.name}: trainings in {jobs} processes, {time.time() - t0:.0f}s"
+        + (f", {failed} process(es) failed" if failed else ""),
+        flush=True,
+    )
 
 
 def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
@@ -209,39 +221,63 @@ def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
     return failures
 
 
-def write_index(reports: Path, failures: dict[str, str]) -> Path:
-    """``reports/index.html``: every report found, its headline metric, and the failed runs."""
-    rows = []
-    for res in sorted(reports.glob("*/*/results.json")):
-        r = json.loads(res.read_text())
-        rel = res.parent.relative_to(reports)
-        head = r.get("headline", {})
-        value = head.get("value")
-        rows.append(
-            f"<tr><td>{html.escape(str(rel.parent))}</td><td><a href='{rel}/report.html'>{html.escape(rel.name)}</a></td>"
-            f"<td>{html.escape(str(head.get('name', '')))}</td><td>{'' if value is None else f'{value:.2f}'}</td>"
-            f"<td>{html.escape(r.get('finished', ''))}</td><td>{r.get('wall_seconds', '')}</td>"
-            f"<td><code>{html.escape(r.get('git_commit', '')[:12])}</code></td></tr>"
-        )
-    failed = "".join(f"<li><b>{html.escape(k)}</b>: <pre>{html.escape(v)}</pre></li>" for k, v in failures.items())
-    page = (
-        "<!doctype html><meta charset='utf-8'><title>medcse reports</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;border-bottom:1px solid #ddd}</style>"
-        "<h1>medcse study kit: reports</h1><table><tr><th>notebook</th><th>run</th><th>headline</th><th>value</th>"
-        f"<th>finished</th><th>seconds</th><th>commit</th></tr>{''.join(rows)}</table>"
-        + (f"<h2>Failed in the last batch</h2><ul>{failed}</ul>" if failed else "")
-    )
-    reports.mkdir(parents=True, exist_ok=True)
-    (reports / "index.html").write_text(page, encoding="utf-8")
-    return reports / "index.html"
+def parameters_cell_source(notebook: str) -> str:
+    """The source of the notebook file's cell tagged ``parameters``."""
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOKS / f"{notebook}.ipynb", as_version=4)
+    return next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+
+
+def sync_notebooks() -> list[str]:
+    """Rewrite every notebook's ``parameters`` cell from its ``Params``; returns the notebooks changed."""
+    import nbformat
+
+    changed = []
+    for notebook in notebooks():
+        path = NOTEBOOKS / f"{notebook}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        source = study_params(notebook).parameters_cell(notebook)
+        if cell.source != source:
+            cell.source = source
+            nbformat.write(nb, path)
+            changed.append(notebook)
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="YAML run files or folders of them")
-    ap.add_argument("--reports", default=str(PROJECT_ROOT / "reports"), help="output folder (default: reports/)")
-    ap.add_argument("--jobs", type=int, default=1, help="processes, each pinned to one GPU or a share of the CPUs: trainings of each run file, then notebooks")
+    ap.add_argument("paths", nargs="*", help="YAML run files or folders of them")
+    ap.add_argument("--reports", default=str(REPORTS), help="output folder (default: reports/)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes, each pinned to one GPU or a share of the CPUs: trainings of each run file, then notebooks",
+    )
+    ap.add_argument(
+        "--describe",
+        metavar="NOTEBOOK",
+        choices=notebooks(),
+        help="print the notebook's parameters (types, defaults, allowed values, help) and exit",
+    )
+    ap.add_argument(
+        "--sync-notebooks",
+        action="store_true",
+        help="regenerate every notebook's papermill parameters cell from its declaration and exit",
+    )
     args = ap.parse_args(argv)
+    if args.describe:
+        print(study_params(args.describe).describe())
+        return 0
+    if args.sync_notebooks:
+        print(f"[kit.batch] parameters cells rewritten: {', '.join(sync_notebooks()) or 'none (all current)'}")
+        return 0
+    if not args.paths:
+        ap.error("give run files or folders (or --describe NOTEBOOK)")
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     reports = Path(args.reports)
 
     runs, failures = [], {}

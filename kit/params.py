@@ -1,15 +1,30 @@
-"""Typed parameter sets for notebooks: unknown or ill-typed keys fail before any work starts.
+"""Study parameters: declared once, typed, documented and checked before any work starts.
 
-A study declares its parameters as a dataclass deriving from ``Params``; a YAML run file's
-``parameters`` mapping is checked against the field types (``int``, ``float``, ``str``,
-``bool``, ``list[...]``, ``X | None`` and ``Literal[...]``, whose values are listed in errors).
+A study declares its parameters as a dataclass deriving from ``Params``, every field made with
+``param(default, help, ...)``, which records the field's help text and its value constraints.
+From that one declaration:
+
+- ``Params.from_dict`` checks keys, types (``int``, ``float``, ``str``, ``bool``, ``list[...]``,
+  ``X | None``, ``Literal[...]``) and constraints (bounds, allowed values, non-empty and
+  duplicate-free lists), then the study's cross-field ``validate``; every error names its key;
+- ``Params.check_resources`` checks that the named models can be loaded here;
+- ``Params.describe`` lists every field (``python -m kit.batch --describe NOTEBOOK``);
+- ``Params.parameters_cell`` renders the notebook's papermill ``parameters`` cell, so that the
+  notebook shows the defaults and ``papermill --help-notebook`` lists them.
+
+A run file, ``params/<notebook>/<run>.yaml``, is a flat YAML mapping of parameters, read alike by
+``kit.batch`` and by ``papermill NOTEBOOK OUT -f params/<notebook>/<run>.yaml``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -19,7 +34,70 @@ class ParameterError(ValueError):
     """A run's parameters do not fit the study's declaration."""
 
 
-def _check(key: str, value: Any, tp: Any) -> Any:
+def param(
+    default,
+    help: str,
+    *,
+    min=None,
+    max=None,
+    gt=None,
+    lt=None,
+    choices=None,
+    nonempty: bool = False,
+    unique: bool = False,
+    available: Callable[[Any], None] | None = None,
+):
+    """A documented parameter field. ``min``/``max`` (inclusive), ``gt``/``lt`` (exclusive) and
+    ``choices`` constrain the value, or each item of a list; ``nonempty`` and ``unique`` constrain a
+    list. ``available(value)`` raises when the value names something (a model) that cannot be
+    loaded here; ``check_resources`` calls it. A list default is copied for every instance."""
+    metadata = {
+        "help": help,
+        "min": min,
+        "max": max,
+        "gt": gt,
+        "lt": lt,
+        "nonempty": nonempty,
+        "unique": unique,
+        "choices": None if choices is None else tuple(choices),
+        "available": available,
+    }
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def model_param(default: str = "minilm", what: str = "encoder"):
+    """A model name, checked by ``check_resources`` (``kit.core.models.check_available``)."""
+    return param(
+        default,
+        f"{what}: an offline alias (minilm, tiny-random-bert, random-bert-base), a Hugging Face name or a local folder",
+        available=_check_model,
+    )
+
+
+def device_param():
+    """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
+    return param("auto", "auto (CUDA when present), cpu, cuda or cuda:N", available=_check_device)
+
+
+def _check_model(name: str) -> None:
+    from kit.core.models import check_available
+
+    check_available(name)
+
+
+def _check_device(name: str) -> None:
+    from kit.core.devices import check_device
+
+    check_device(name)
+
+
+def _is_optional(tp) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in typing.get_args(tp)
+
+
+def _check_type(key: str, value: Any, tp: Any) -> Any:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
@@ -27,7 +105,7 @@ def _check(key: str, value: Any, tp: Any) -> Any:
         errors = []
         for arg in (a for a in args if a is not type(None)):
             try:
-                return _check(key, value, arg)
+                return _check_type(key, value, arg)
             except ParameterError as err:
                 errors.append(str(err))
         raise ParameterError(" or ".join(errors))
@@ -38,7 +116,7 @@ def _check(key: str, value: Any, tp: Any) -> Any:
     if origin is list:
         if not isinstance(value, list):
             raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {value!r}")
-        return [_check(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
+        return [_check_type(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if tp in (int, float, str, bool) and not (isinstance(value, tp) and not (tp is int and isinstance(value, bool))):
@@ -46,43 +124,205 @@ def _check(key: str, value: Any, tp: Any) -> Any:
     return value
 
 
-@dataclasses.dataclass
+def _check_constraints(key: str, value: Any, meta: dict) -> None:
+    if isinstance(value, list):
+        if meta["nonempty"] and not value:
+            raise ParameterError(f"parameter '{key}': give at least one value")
+        repeated = sorted({json.dumps(v) for v in value if value.count(v) > 1})
+        if meta["unique"] and repeated:
+            raise ParameterError(f"parameter '{key}': value(s) {', '.join(repeated)} given more than once")
+    items = value if isinstance(value, list) else [value]
+    unknown = [v for v in items if meta["choices"] is not None and v is not None and v not in meta["choices"]]
+    if unknown:
+        raise ParameterError(f"parameter '{key}': unknown value(s) {unknown}; allowed: {list(meta['choices'])}")
+    for v in items:
+        if v is None or isinstance(v, (str, bool)):
+            continue
+        for bound, fails in (
+            ("min", lambda b: v < b),
+            ("max", lambda b: v > b),
+            ("gt", lambda b: v <= b),
+            ("lt", lambda b: v >= b),
+        ):
+            if meta[bound] is not None and fails(meta[bound]):
+                raise ParameterError(f"parameter '{key}': must be {_bound_words(meta)}, got {value!r}")
+
+
+def _bound_words(meta: dict) -> str:
+    """The value constraints in words, without '=' (papermill reads '=' in a comment as a second assignment)."""
+    words = [
+        f"{name} {meta[bound]}"
+        for bound, name in (("min", "at least"), ("gt", "above"), ("max", "at most"), ("lt", "below"))
+        if meta[bound] is not None
+    ]
+    return " and ".join(words)
+
+
+def _constraint_text(meta: dict, tp) -> str:
+    parts = []
+    allowed = meta["choices"] or _literal_values(tp)
+    if allowed:
+        parts.append("one of: " + ", ".join(map(str, allowed)))
+    if _bound_words(meta):
+        parts.append(_bound_words(meta))
+    if meta["nonempty"]:
+        parts.append("non-empty")
+    if meta["unique"]:
+        parts.append("no repeats")
+    return "; ".join(parts)
+
+
+def _literal_values(tp) -> tuple:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is Literal:
+        return args
+    return next((v for v in map(_literal_values, args) if v), ()) if args else ()
+
+
+def _type_name(tp, for_papermill: bool = False) -> str:
+    """``int``, ``list[str]``, ``float | None``; for papermill's inspector (which reads only simple
+    annotations) ``Optional[float]``. A Literal shows as its values' type."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if _is_optional(tp):
+        inner = _type_name(next(a for a in args if a is not type(None)), for_papermill)
+        return f"Optional[{inner}]" if for_papermill else f"{inner} | None"
+    if origin is Literal:
+        return type(args[0]).__name__
+    if origin is list:
+        return f"list[{_type_name(args[0], for_papermill)}]"
+    return tp.__name__
+
+
+def python_literal(value: Any) -> str:
+    """``value`` as Python source: strings in double quotes, lists item by item."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(python_literal, value)) + "]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+@dataclass
 class Params:
-    """Base class: ``from_dict`` validates keys and types, then ``validate`` checks values."""
+    """Base class of every study's parameters; the fields of a subclass are made with ``param``."""
+
+    description: str = param("", "what this run is for, shown at the top of its report")
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any] | None) -> "Params":
+    def from_dict(cls, values: dict[str, Any] | None) -> Params:
+        """Check keys, types and constraints, then ``validate``; raise ParameterError naming the key."""
         values = dict(values or {})
         hints = typing.get_type_hints(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - set(fields))
         if unknown:
             raise ParameterError(f"unknown parameter(s) {unknown} for {cls.__name__}; allowed: {sorted(fields)}")
-        params = cls(**{k: _check(k, v, hints[k]) for k, v in values.items()})
+        checked = {k: _check_type(k, v, hints[k]) for k, v in values.items()}
+        params = cls(**checked)
+        for name, f in fields.items():
+            _check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
         return params
 
-    def validate(self) -> None:
-        """Cross-field and value checks; subclasses raise ParameterError."""
+    @classmethod
+    def from_namespace(cls, namespace: dict[str, Any]) -> Params:
+        """The declared parameters found in ``namespace`` (a notebook's globals after papermill's
+        injection), checked as ``from_dict`` does, with the models checked as well."""
+        params = cls.from_dict({name: namespace[name] for name in cls.names() if name in namespace})
+        params.check_resources()
+        return params
 
-    def check_members(self, keys: tuple[str, ...], allowed, what: str = "row") -> None:
-        """Every value of the list parameters ``keys`` must be one of ``allowed`` (names of rows, tasks...)."""
-        for key in keys:
-            bad = [v for v in getattr(self, key) if v not in allowed]
-            if bad:
-                raise ParameterError(f"parameter '{key}': unknown {what}(s) {bad}; allowed: {list(allowed)}")
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def validate(self) -> None:
+        """Cross-field checks; subclasses raise ParameterError."""
+
+    def check_resources(self) -> None:
+        """Every field declared with ``available`` names something that can be loaded here."""
+        for f in dataclasses.fields(self):
+            if f.metadata.get("available") is not None:
+                try:
+                    f.metadata["available"](getattr(self, f.name))
+                except (OSError, ValueError) as err:
+                    raise ParameterError(f"parameter '{f.name}': {err}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def describe(cls) -> str:
+        """Every parameter with its type, constraint, default and help, as text."""
+        hints = typing.get_type_hints(cls)
+        lines = [f"{cls.__name__}: {(cls.__doc__ or '').strip().splitlines()[0]}", ""]
+        for f in dataclasses.fields(cls):
+            spec = ", ".join(x for x in (_type_name(hints[f.name]), _constraint_text(f.metadata, hints[f.name])) if x)
+            lines += [f"  {f.name}  ({spec}; default {python_literal(_default(f))})", f"      {f.metadata['help']}"]
+        return "\n".join(lines)
 
-def load_run_file(path) -> dict[str, Any]:
-    """A run file: ``notebook`` (name under notebooks/), optional ``description``, ``parameters``."""
-    with open(path) as f:
-        data = yaml.safe_load(f) or {}
-    if not isinstance(data, dict) or "notebook" not in data:
-        raise ParameterError(f"{path}: a run file is a mapping with a 'notebook' key (and 'parameters')")
-    unknown = sorted(set(data) - {"notebook", "description", "parameters"})
-    if unknown:
-        raise ParameterError(f"{path}: unknown top-level key(s) {unknown}; allowed: notebook, description, parameters")
-    return data
+    @classmethod
+    def parameters_cell(cls, notebook: str) -> str:
+        """The notebook's papermill ``parameters`` cell: one ``name: type = default  # help`` line per field."""
+        hints = typing.get_type_hints(cls)
+        lines = [
+            "# Parameters. The defaults are a small run, so that Run All finishes in minutes. Override them with",
+            f"# `papermill ... -p NAME VALUE` or `-f params/{notebook}/<run>.yaml`; kit.batch sets all of them.",
+            f"# Declared, typed and checked in {cls.__module__}.{cls.__name__}; this cell is generated from it",
+            "# (python -m kit.batch --sync-notebooks).",
+            "from typing import Optional",
+            "",
+        ]
+        for f in dataclasses.fields(cls):
+            note = _constraint_text(f.metadata, hints[f.name])
+            lines.append(
+                f"{f.name}: {_type_name(hints[f.name], for_papermill=True)} = {python_literal(_default(f))}"
+                f"  # {f.metadata['help']}" + (f" ({note})" if note else "")
+            )
+        lines.append(f"report_dir: Optional[str] = None  # output folder (default: reports/{notebook}/interactive)")
+        return "\n".join(lines)
+
+
+def _default(f: dataclasses.Field) -> Any:
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
+# ---- run files ----------------------------------------------------------------------------
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
+        repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise ParameterError(f"line {node.start_mark.line + 1}: key(s) {repeated} given more than once")
+        return super().construct_mapping(node, deep)
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A run file: its path, the notebook it runs and its parameters (as written, unchecked)."""
+
+    path: Path
+    notebook: str
+    parameters: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+
+def read_run_file(path: str | Path) -> RunFile:
+    """A flat YAML mapping of parameters. The notebook is the file's folder name
+    (``params/<notebook>/<run>.yaml``), or the optional top-level key ``notebook``."""
+    path = Path(path)
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
+    except (ParameterError, yaml.YAMLError) as err:
+        raise ParameterError(f"{path}: {err}") from None
+    if not isinstance(data, dict):
+        raise ParameterError(f"{path}: a run file is a YAML mapping of parameter names to values")
+    notebook = data.pop("notebook", None) or path.parent.name
+    return RunFile(path, str(notebook), data)

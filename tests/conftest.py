@@ -22,6 +22,6 @@ def pubmed():
 
 @pytest.fixture(scope="session")
 def tiny_encoder():
-    from kit.models import Encoder
+    from kit.core.models import Encoder
 
     return Encoder.from_pretrained("tiny-random-bert", "mean")

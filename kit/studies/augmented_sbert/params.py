@@ -1,0 +1,82 @@
+"""Study 2's tasks (``TASKS``) and parameters (``AugSBERTParams``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kit.params import Params, device_param, model_param, param
+from kit.studies.augmented_sbert.method import FitConfig
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str  # the column header of the results table
+    kind: Literal["sts", "nli"]
+    metric: str
+    classes: tuple[str, ...] = ()
+
+
+TASKS = {
+    t.name: t
+    for t in [
+        Task("biosses_blurb", "BIOSSES (BLURB test, 20 pairs)", "sts", "cosine Spearman x100"),
+        Task("biosses_kfold", "BIOSSES (k-fold CV, all 100 pairs)", "sts", "cosine Spearman x100"),
+        Task("rqe", "RQE (MedNLI stand-in)", "nli", "accuracy %", ("false", "true")),
+        Task("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral")),
+    ]
+}
+
+
+@dataclass
+class AugSBERTParams(Params):
+    """Study 2: Augmented SBERT, bi-encoders on gold and on gold + cross-encoder-labelled silver pairs.
+    Defaults: a demo (offline MiniLM, BIOSSES BLURB split, 2 seeds, the top-1 semantic neighbour)."""
+
+    model: str = model_param(what="cross- and bi-encoder start")
+    tasks: list[str] = param(
+        ["biosses_blurb"], "tasks (columns of the results table)", choices=TASKS, nonempty=True, unique=True
+    )
+    seeds: list[int] = param(
+        [0, 1], "training seeds of every task but biosses_kfold", min=0, nonempty=True, unique=True
+    )
+    kfold_seeds: list[int] = param(
+        [0], "training seeds of biosses_kfold (each over every fold)", min=0, nonempty=True, unique=True
+    )
+    folds: int = param(5, "biosses_kfold: number of folds over the 100 pairs", min=2)
+    fold_seed: int = param(1234, "biosses_kfold: seed of the folds (the same for every training seed)", min=0)
+    top_k: int = param(1, "semantic sampling: new nearest neighbours per pool sentence (the paper: 5)", min=1)
+    pool_pubmed: int = param(0, "STS tasks: seeded PubMed sentences added to the silver pool", min=0)
+    epochs: int = param(2, "bi-encoder epochs (gold + silver trains as many epochs on more pairs)", min=1)
+    batch_size: int = param(16, "pairs per batch (bi- and cross-encoder)", min=1)
+    lr: float = param(2e-5, "bi-encoder learning rate", gt=0)
+    max_length: int = param(64, "tokens per sentence (pair, for the cross-encoder)", min=1)
+    cross_epochs: int = param(10, "cross-encoder epochs on the gold pairs", min=1)
+    cross_lr: float = param(1e-4, "cross-encoder learning rate", gt=0)
+    nli_train_size: int | None = param(100, "NLI tasks: gold training pairs (seeded sample); None: all", min=1)
+    nli_seed: int = param(1234, "seed of the NLI training sample", min=0)
+    examples: int = param(5, "silver pairs shown per sampling", min=0)
+    save_models: list[str] = param(
+        ["biosses_blurb"],
+        "tasks whose first bi-encoders are saved in sentence-transformers format",
+        choices=TASKS,
+        unique=True,
+    )
+    device: str = device_param()
+    biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
+    rqe_path: str | None = param(None, "an RQE file to use instead of the shared one")
+    mednli_path: str | None = param(None, "the folder holding MedNLI's mli_{train,dev,test}_v1.jsonl (credentialed)")
+
+    def fit_config(self, seed: int) -> FitConfig:
+        return FitConfig(
+            self.epochs, self.batch_size, self.lr, max_length=self.max_length, seed=seed, device=self.device
+        )
+
+    def cross_config(self, seed: int) -> FitConfig:
+        return FitConfig(
+            self.cross_epochs, self.batch_size, self.cross_lr, max_length=self.max_length, seed=seed, device=self.device
+        )
+
+    def seeds_for(self, task: str) -> list[int]:
+        return self.kfold_seeds if task == "biosses_kfold" else self.seeds

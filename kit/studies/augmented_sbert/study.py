@@ -1,0 +1,439 @@
+"""Study 2's orchestration: the tasks' splits, cached runs of ``method.compare``, and the report's
+tables (the paper's Table 2 layout).
+
+Tasks (each a list of train/test ``Split``s):
+
+- ``biosses_blurb``: BIOSSES, BLURB split: train on the 64 train pairs, score the 20 test pairs.
+- ``biosses_kfold``: BIOSSES, k-fold cross-validation over all 100 pairs (folds fixed by
+  ``fold_seed``, the same for every training seed): every pair is scored once, by a model that
+  never saw it. Less noisy than the 20-pair test; the two numbers are reported side by side.
+- ``rqe``: Recognizing Question Entailment (binary), the public stand-in for MedNLI.
+- ``mednli``: MedNLI (three classes), for users who hold the credentialed files (``mednli_path``).
+
+The silver pool of a split is the set of sentences of its *training* pairs (plus optional PubMed
+sentences for the STS tasks): no test sentence ever enters training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kit.core.metrics import spearman
+from kit.core.models import resolve_model
+from kit.core.progress import bar
+from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
+from kit.report.record import RunRecord
+from kit.report.tables import mean_std
+from kit.studies.augmented_sbert.method import CONDITIONS, Pair, bi_encoder, compare, cosine_scores, silver_labels
+from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
+from kit.study import StudyBase
+
+STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
+STARTING = "starting model (no training)"
+
+
+@dataclass
+class Split:
+    """One train/test split of a task; labels are scores in [0, 1] (STS) or class indices (NLI)."""
+
+    name: str
+    train: list[Pair]
+    train_labels: np.ndarray
+    test: list[Pair]
+    test_labels: np.ndarray  # STS: the gold 0-4 scores; NLI: class indices
+
+
+def _pairs(texts: tuple[list[str], ...], idx) -> list[Pair]:
+    return [(texts[0][i], texts[1][i]) for i in idx]
+
+
+class Study(StudyBase):
+    """Builds the splits, runs (or loads) one ``compare`` per (task, split, seed) under
+    ``<report_dir>/runs/``, and turns the results into the report's tables."""
+
+    p: AugSBERTParams
+
+    def __init__(self, params: AugSBERTParams, report_dir: str | Path):
+        super().__init__(params, report_dir)
+        self.model_source = resolve_model(params.model)
+        self._splits: dict[str, list[Split]] = {}
+
+    # ---- tasks ------------------------------------------------------------------
+    def splits(self, task: str) -> list[Split]:
+        if task not in self._splits:
+            self._splits[task] = getattr(self, f"_{'nli' if TASKS[task].kind == 'nli' else task}_splits")(task)
+        return self._splits[task]
+
+    def _biosses_blurb_splits(self, task: str) -> list[Split]:
+        b = load_biosses(self.p.biosses_path)
+        tr, te = b.subset("train"), b.subset("test")
+        return [
+            Split(
+                "BLURB",
+                list(zip(tr.sentence1, tr.sentence2)),
+                tr.scores / STS_MAX,
+                list(zip(te.sentence1, te.sentence2)),
+                te.scores,
+            )
+        ]
+
+    def _biosses_kfold_splits(self, task: str) -> list[Split]:
+        from sklearn.model_selection import KFold
+
+        b = load_biosses(self.p.biosses_path)
+        pairs = list(zip(b.sentence1, b.sentence2))
+        folds = KFold(self.p.folds, shuffle=True, random_state=self.p.fold_seed).split(pairs)
+        return [
+            Split(
+                f"fold {i + 1}/{self.p.folds}",
+                [pairs[j] for j in tr],
+                b.scores[tr] / STS_MAX,
+                [pairs[j] for j in te],
+                b.scores[te],
+            )
+            for i, (tr, te) in enumerate(folds)
+        ]
+
+    def _nli_splits(self, task: str) -> list[Split]:
+        if task == "rqe":
+            train, test = load_rqe("train", self.p.rqe_path), load_rqe("test_mediqa2019", self.p.rqe_path)
+        else:
+            train, test = load_mednli("train", self.p.mednli_path), load_mednli("test", self.p.mednli_path)
+        classes = TASKS[task].classes
+        index = {c: i for i, c in enumerate(classes)}
+        n = len(train) if self.p.nli_train_size is None else min(self.p.nli_train_size, len(train))
+        keep = np.sort(np.random.default_rng(self.p.nli_seed).choice(len(train), n, replace=False))
+        return [
+            Split(
+                test.split,
+                _pairs(train.texts, keep),
+                np.array([index[x] for x in train.labels[keep]]),
+                _pairs(test.texts, range(len(test))),
+                np.array([index[x] for x in test.labels]),
+            )
+        ]
+
+    def pool(self, task: str, split: Split) -> list[str]:
+        """The sentences silver pairs are drawn from: those of the split's training pairs, plus
+        ``pool_pubmed`` seeded PubMed sentences for STS tasks."""
+        pool = list(dict.fromkeys(s for pair in split.train for s in pair))
+        if self.p.pool_pubmed and TASKS[task].kind == "sts":
+            pubmed = load_pubmed_sentences()
+            pick = np.random.default_rng(self.p.fold_seed).choice(len(pubmed), self.p.pool_pubmed, replace=False)
+            pool += [pubmed[i] for i in pick]
+        return list(dict.fromkeys(pool))
+
+    # ---- runs -------------------------------------------------------------------
+    def _run_dir(self, task: str, split: int, seed: int) -> Path:
+        p = self.p
+        settings = {
+            "task": task,
+            "split": split,
+            "seed": seed,
+            "model": p.model,
+            "fit": asdict(p.fit_config(seed)),
+            "cross": asdict(p.cross_config(seed)),
+            "top_k": p.top_k,
+            "pool_pubmed": p.pool_pubmed,
+            "data": [p.biosses_path, p.rqe_path, p.mednli_path],
+            "split_setup": [p.folds, p.fold_seed]
+            if task == "biosses_kfold"
+            else [p.nli_train_size, p.nli_seed]
+            if TASKS[task].kind == "nli"
+            else None,
+        }
+        return self.run_dir(f"{task}-split{split}-seed{seed}", settings)
+
+    def models_dir(self, task: str) -> Path:
+        """Where the first seed's bi-encoders of the task's first split are saved (one folder per condition)."""
+        return self.report_dir / "models" / task
+
+    def run(self, task: str, split: int, seed: int) -> dict:
+        """One comparison (gold / + random silver / + semantic silver, and the labeller), cached."""
+
+        def compute() -> dict:
+            s, kind = self.splits(task)[split], TASKS[task].kind
+            pool = self.pool(task, s)
+            save = split == 0 and seed == self.p.seeds_for(task)[0] and task in self.p.save_models
+            cmp = compare(
+                self.p.model,
+                s.train,
+                s.train_labels,
+                pool,
+                self.p.top_k,
+                lambda predict: self._score(kind, predict, s),
+                self.p.fit_config(seed),
+                self.p.cross_config(seed),
+                num_labels=len(TASKS[task].classes) or None,
+                save_to=self.models_dir(task) if save else None,
+            )
+            return {
+                "task": task,
+                "split": s.name,
+                "seed": seed,
+                "scores": cmp.scores,
+                "sizes": {"gold": len(s.train), "pool": len(pool), **{n: len(p) for n, (p, _) in cmp.silver.items()}},
+                "silver": {n: {"pairs": p, "scores": sc.tolist()} for n, (p, sc) in cmp.silver.items()},
+            }
+
+        return self.cached(self._run_dir(task, split, seed), compute)
+
+    @staticmethod
+    def _score(kind: str, predict, split: Split) -> float:
+        """STS: Spearman x100 of predicted scores vs gold; NLI: accuracy in % of predicted classes."""
+        pred = predict(split.test)
+        if kind == "sts":
+            return spearman(pred, split.test_labels) * 100
+        return float((np.asarray(pred) == split.test_labels).mean() * 100)
+
+    def planned_runs(self) -> list[tuple[str, int, int]]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [(t, i, seed) for t in self.p.tasks for i in range(len(self.splits(t))) for seed in self.p.seeds_for(t)]
+
+    def all_runs(self) -> list[dict]:
+        return [self.run(*job) for job in bar(self.planned_runs(), desc="runs")]
+
+    # ---- tables -----------------------------------------------------------------
+    def results(self) -> pd.DataFrame:
+        """One row per (task, split, seed, condition) with its score; STS tasks also get the
+        untrained starting model once per split (seed None)."""
+        rows = [
+            {"task": r["task"], "split": r["split"], "seed": r["seed"], "condition": c, "score": v}
+            for r in self.all_runs()
+            for c, v in r["scores"].items()
+        ]
+        return pd.DataFrame(rows + self.starting_model())
+
+    def starting_model(self) -> list[dict]:
+        """Cosine scores of the untrained starting model on each STS split's test pairs (an NLI
+        score needs a trained classifier, so NLI tasks have none)."""
+        tasks = [t for t in self.p.tasks if TASKS[t].kind == "sts"]
+        if not tasks:
+            return []
+        st = bi_encoder(self.p.model, self.p.seeds[0], self.p.max_length, self.p.device)
+        return [
+            {
+                "task": t,
+                "split": s.name,
+                "seed": None,
+                "condition": STARTING,
+                "score": self._score("sts", lambda pairs: cosine_scores(st, pairs), s),
+            }
+            for t in tasks
+            for s in self.splits(t)
+        ]
+
+    def table(self, results: pd.DataFrame) -> pd.DataFrame:
+        """The paper's Table 2 layout: conditions as rows, tasks as columns, mean ± std over seeds
+        (k-fold: over folds x seeds); the untrained starting model first (STS only) and the
+        labelling cross-encoder's own score last."""
+        rows = []
+        for condition in (STARTING, *CONDITIONS, "cross-encoder"):
+            row = {
+                "training data": condition if condition != "cross-encoder" else "cross-encoder (the silver labeller)"
+            }
+            for task in self.p.tasks:
+                scores = results[(results.task == task) & (results.condition == condition)].score
+                row[TASKS[task].title] = mean_std(scores) if len(scores) else "n/a"
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def sizes(self) -> pd.DataFrame:
+        """Gold pairs, pool sentences and silver-set sizes of each task (first split and seed; k-fold:
+        every fold alike)."""
+        return pd.DataFrame(
+            [{"task": TASKS[t].title, **self.run(t, 0, self.p.seeds_for(t)[0])["sizes"]} for t in self.p.tasks]
+        )
+
+    def silver_labels(self) -> pd.DataFrame:
+        """Every silver and gold label of the first split and seed of each task, long format
+        (task, set, label): STS scores in [0, 1], NLI class names."""
+        rows = []
+        for t in self.p.tasks:
+            task, split = TASKS[t], self.splits(t)[0]
+            r = self.run(t, 0, self.p.seeds_for(t)[0])
+            name = (lambda x: float(x)) if task.kind == "sts" else (lambda x: task.classes[int(x)])
+            rows += [{"task": t, "set": "gold (train)", "label": name(x)} for x in split.train_labels]
+            for n, s in r["silver"].items():
+                rows += [
+                    {"task": t, "set": f"{n} silver", "label": name(x)} for x in silver_labels(np.asarray(s["scores"]))
+                ]
+        return pd.DataFrame(rows)
+
+    def label_distribution(self) -> pd.DataFrame:
+        """The silver label distributions as a table: STS: share of labels per score fifth and the
+        mean; NLI: share of each class."""
+        labels, rows = self.silver_labels(), []
+        for (t, s), grp in labels.groupby(["task", "set"], sort=False):
+            row = {"task": TASKS[t].title, "set": s, "pairs": len(grp)}
+            if TASKS[t].kind == "sts":
+                x = grp.label.astype(float).to_numpy()
+                counts = np.histogram(x, bins=5, range=(0, 1))[0] / len(x)
+                row.update({f"{lo:.1f}-{lo + 0.2:.1f}": f"{c:.0%}" for lo, c in zip(np.arange(0, 1, 0.2), counts)})
+                row["mean"] = f"{x.mean():.2f}"
+            else:
+                row.update({c: f"{(grp.label == c).mean():.0%}" for c in TASKS[t].classes})
+            rows.append(row)
+        return pd.DataFrame(rows).fillna("")
+
+    def silver_examples(self, task: str) -> pd.DataFrame:
+        """A few silver pairs of each sampling with their cross-encoder scores (first split and seed)."""
+        r, t = self.run(task, 0, self.p.seeds_for(task)[0]), TASKS[task]
+        rows = []
+        for n, s in r["silver"].items():
+            scores = np.asarray(s["scores"])
+            pick = np.linspace(0, len(scores) - 1, min(self.p.examples, len(scores))).astype(int)
+            for i in pick:
+                a, b = s["pairs"][i]
+                label = (
+                    f"{scores[i]:.3f} (= {scores[i] * STS_MAX:.2f} on 0-4)"
+                    if t.kind == "sts"
+                    else f"{t.classes[int(scores[i].argmax())]} (p {scores[i].max():.2f})"
+                )
+                rows.append({"sampling": n, "sentence 1": a, "sentence 2": b, "cross-encoder label": label})
+        return pd.DataFrame(rows)
+
+    def reload_check(self) -> pd.DataFrame:
+        """Reload each saved STS bi-encoder in sentence-transformers format and score it again:
+        the score must equal the one recorded when it was trained."""
+        from sentence_transformers import SentenceTransformer
+
+        rows = []
+        for task in self.p.save_models:
+            if task not in self.p.tasks or TASKS[task].kind != "sts":
+                continue
+            split, recorded = self.splits(task)[0], self.run(task, 0, self.p.seeds_for(task)[0])["scores"]
+            for condition in CONDITIONS:
+                folder = self.models_dir(task) / condition.replace(" + ", "+").replace(" ", "_")
+                if not folder.is_dir():
+                    rows.append({"task": task, "model": str(folder), "recorded": recorded[condition], "reloaded": None})
+                    continue
+                st = SentenceTransformer(str(folder), device="cpu")
+                score = self._score("sts", lambda p: cosine_scores(st, p), split)
+                rows.append(
+                    {
+                        "task": task,
+                        "model": str(folder.relative_to(self.report_dir)),
+                        "recorded": recorded[condition],
+                        "reloaded": score,
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def describe(self) -> str:
+        """What this run uses (Markdown), stating substitutes plainly."""
+        p, m = self.p, self.model_source
+        sub = (
+            " **Substitute** for `dmis-lab/biobert-v1.1` (the paper's model; not available offline)."
+            if m.substitute_for
+            else ""
+        )
+        if p.model == "minilm":
+            sub += (
+                " MiniLM is already trained for sentence similarity, so the bi-encoders start strong (the 'starting "
+                "model' row), and there is no pretrained biomedical cross-encoder here: the cross-encoder is "
+                "warm-started from the same checkpoint with a new, seeded head, so the silver labeller starts from "
+                "a model trained for bi-encoding."
+            )
+        lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
+        for t in p.tasks:
+            lines.append(f"- **{TASKS[t].title}** ({TASKS[t].metric}): " + self._task_note(t))
+        lines.append(
+            f"\n**Silver sampling**: the pool is the set of sentences of the split's training pairs"
+            f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS tasks)' if p.pool_pubmed else ''}. Semantic: each pool "
+            f"sentence's top-{p.top_k} new neighbours under the gold-trained bi-encoder (sentence-transformers "
+            "`semantic_search`); random: as many uniformly drawn new pairs. Both never hold a self-pair, a gold pair "
+            "(either order) or a duplicate.\n\n"
+            f"**Training** (identical for the three bi-encoders of a split and seed): {p.epochs} epochs, batch "
+            f"{p.batch_size}, lr {p.lr}, warm-up 10%, max length {p.max_length}; gold + silver trains the same number "
+            "of epochs on more pairs, so more steps (as in the paper). STS: CosineSimilarityLoss on score/4; NLI: "
+            "SoftmaxLoss over (u, v, |u-v|), scored by that classifier on independently encoded sentences. "
+            f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
+            "(NLI). "
+            f"No checkpoint selection: every model is read after its last epoch. Seeds {p.seeds}"
+            + (f"; k-fold seeds {p.kfold_seeds}." if "biosses_kfold" in p.tasks else ".")
+        )
+        return "\n".join(lines)
+
+    def _task_note(self, task: str) -> str:
+        p = self.p
+        if task == "biosses_blurb":
+            return "train on the 64 BLURB train pairs, score the 20 test pairs (the 16 dev pairs are unused)."
+        if task == "biosses_kfold":
+            return (
+                f"{p.folds}-fold cross-validation over all 100 pairs (folds fixed by seed {p.fold_seed}); each "
+                f"fold trains on {100 - 100 // p.folds} pairs and scores the held-out ones; the cell pools every "
+                "(fold, seed) score."
+            )
+        size = "all" if p.nli_train_size is None else f"{p.nli_train_size:,} (seeded sample, seed {p.nli_seed}) of the"
+        if task == "rqe":
+            return (
+                f"{size} RQE training pairs (consumer question vs FAQ, true/false), scored on the 230 MEDIQA 2019 "
+                "test pairs. **Stand-in for MedNLI**, which is credentialed and not available here; its numbers "
+                "are not comparable with the paper's MedNLI column."
+            )
+        return f"{size} MedNLI training pairs from `{p.mednli_path}`, scored on the official test file."
+
+    def verdict(self, results: pd.DataFrame) -> str:
+        """Per task, computed from the results (Markdown): each silver set against gold as paired
+        differences over the same (split, seed) runs, and the labeller against the gold bi-encoder."""
+        lines = []
+        for task in self.p.tasks:
+            r = results[results.task == task]
+            wide = r[r.seed.notna()].pivot_table(index=["split", "seed"], columns="condition", values="score")
+            mean = r.groupby("condition").score.mean()
+            start = f"starting model {mean[STARTING]:.2f}, " if STARTING in mean else ""
+            parts = []
+            for c in CONDITIONS[1:]:
+                d = (wide[c] - wide["gold"]).to_numpy()
+                call = (
+                    "better in every run"
+                    if (d > 0).all()
+                    else "worse in every run"
+                    if (d < 0).all()
+                    else f"better in {(d > 0).sum()} of {len(d)} runs: no consistent effect"
+                )
+                spread = f", std {d.std(ddof=1):.2f}" if len(d) > 1 else ""
+                parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f} ({call}{spread})")
+            ce = mean["cross-encoder"]
+            if TASKS[task].kind == "nli":
+                majority = (
+                    100 * np.bincount(self.splits(task)[0].test_labels).max() / len(self.splits(task)[0].test_labels)
+                )
+                if abs(mean["gold"] - majority) < 2:
+                    parts.append(
+                        f"**the gold bi-encoder is at the majority-class rate ({majority:.1f}%): nothing is "
+                        "learned at this budget, so this column cannot show an effect of silver data**"
+                    )
+            lines.append(
+                f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, paired over "
+                f"{len(wide)} run(s): "
+                + "; ".join(parts)
+                + f". The labelling cross-encoder scores {ce:.2f}"
+                + (
+                    ", below the gold bi-encoder: its silver labels are noisier than what the bi-encoder already knows."
+                    if ce < mean["gold"]
+                    else "."
+                )
+            )
+        return "\n".join(lines)
+
+    def record_results(self, record: RunRecord, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
+        """``results.json`` (per-run scores, tables, provenance, compute time) and ``results_table.txt``."""
+        first = self.p.tasks[0]
+        means = results.groupby(["task", "condition"]).score.mean()
+        return self.write_record(
+            record,
+            tables,
+            metrics={"per_run": results.to_dict("records"), "mean": {f"{t} / {c}": v for (t, c), v in means.items()}},
+            headline={
+                "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
+                "value": float(means[(first, CONDITIONS[2])]),
+            },
+            model=self.model_source.description,
+            substitute_for=self.model_source.substitute_for,
+        )

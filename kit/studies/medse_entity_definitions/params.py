@@ -1,0 +1,126 @@
+"""Study 4's rows (``ROWS``) and parameters (``MedSEParams``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kit.core.models import PoolerName
+from kit.core.train import TrainConfig
+from kit.params import ParameterError, Params, device_param, model_param, param
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    label: str
+    kind: str  # zero_shot, simcse, ct, consert_cutoff, consert_shuffle, medse
+    pooler: str | None = None  # zero-shot rows: their pooler; trained rows use the parameter
+    whitening: bool = False
+
+
+def _zero_shot_rows() -> list[Row]:
+    poolers = {
+        "cls": "cls_before_pooler",
+        "mean": "mean",
+        "first_last_avg": "first_last_avg",
+        "embed_last_avg": "embed_last_avg",
+    }
+    return [
+        Row(
+            f"{name}{'_whitening' if w else ''}",
+            f"starting model, {name}{' + whitening' if w else ''}",
+            "zero_shot",
+            pooler,
+            w,
+        )
+        for name, pooler in poolers.items()
+        for w in (False, True)
+    ]
+
+
+ROWS = {
+    r.name: r
+    for r in [
+        *_zero_shot_rows(),
+        Row("simcse", "SimCSE", "simcse"),
+        Row("ct", "contrastive tension", "ct"),
+        Row("consert_cutoff", "ConSERT token cutoff", "consert_cutoff"),
+        Row("consert_shuffle", "ConSERT token shuffle", "consert_shuffle"),
+        Row("medse", "MED-SE (SimCSE + entity-definition loss)", "medse"),
+    ]
+}
+TRAINED = [name for name, row in ROWS.items() if row.kind != "zero_shot"]
+
+
+@dataclass
+class MedSEParams(Params):
+    """Study 4: MED-SE, SimCSE plus an entity-definition loss, with its baselines. Defaults: a demo
+    (offline MiniLM, the mean pooler with and without whitening, SimCSE and MED-SE, 2 seeds, no sweeps)."""
+
+    model: str = model_param()
+    pooler: PoolerName = param("mean", "pooler of the trained rows (zero-shot rows name their own)")
+    rows: list[str] = param(
+        ["mean", "mean_whitening", "simcse", "medse"],
+        "rows of the results table",
+        choices=ROWS,
+        nonempty=True,
+        unique=True,
+    )
+    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
+    steps: int = param(30, "optimizer steps per training run", min=1)
+    eval_every: int = param(10, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
+    batch_size: int = param(64, "sentences per batch", min=2)
+    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
+    max_length: int = param(32, "tokens per training sentence", min=1)
+    temperature: float = param(0.05, "temperature of the sentence-level InfoNCE", gt=0)
+    train_size: int = param(4000, "training sentences per run (a mixture of S_ent and S_none)", min=1)
+    none_share: float = param(0.1, "share of the training sentences without a linked entity (S_none)", min=0, max=1)
+    lam: float = param(0.1, "lambda: weight of the entity loss in L_sen + lambda L_ent", min=0)
+    entity_encoder: Literal["mean", "transformer", "cross"] = param(
+        "transformer", "how entity token states become the entity's embedding"
+    )
+    entity_temperature: float = param(0.05, "temperature of the entity-definition InfoNCE", gt=0)
+    definition_trainable: bool = param(False, "train the definition encoder (else frozen, definitions embedded once)")
+    definition_max_length: int = param(64, "tokens per definition", min=1)
+    dedup: Literal["naive", "remove", "replace"] = param("replace", "sentences whose entity is already in the batch")
+    cutoff_rate: float = param(0.15, "ConSERT token cutoff: share of content tokens zeroed", gt=0, lt=1)
+    whitening_sentences: int = param(2000, "held-out PubMed sentences the whitening is fitted on", min=2)
+    whitening_dim: int | None = param(None, "dimensions kept after whitening; None: all", min=1)
+    none_share_sweep: list[float] = param(
+        [], "S_none shares swept for the sweep rows (the main share is added)", min=0, max=1, unique=True
+    )
+    lambda_sweep: list[float] = param(
+        [], "lambda values swept for MED-SE (the main lambda is added)", min=0, unique=True
+    )
+    dedup_sweep: list[Literal["naive", "remove", "replace"]] = param(
+        [], "duplicate handlings swept for MED-SE", unique=True
+    )
+    sweep_rows: list[str] = param(["simcse", "medse"], "rows of the S_none sweep", choices=TRAINED, unique=True)
+    sweep_seeds: list[int] = param([0], "seeds of every sweep", min=0, nonempty=True, unique=True)
+    corpus_seed: int = param(1234, "seed of the training mixtures, chosen entities and whitening sample", min=0)
+    examples: int = param(5, "linked training sentences shown", min=0)
+    device: str = device_param()
+    biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
+    corpus_path: str | None = param(None, "training sentences, one per line (.txt or .txt.gz); None: shared PubMed")
+    ontology_path: str | None = param(None, "a Disease Ontology definitions file instead of the shared one")
+    medsts_path: str | None = param(None, "your MedSTS / ClinicalSTS file (credentialed): adds a MedSTS column")
+
+    def validate(self) -> None:
+        if self.train_size < self.batch_size:
+            raise ParameterError(
+                f"parameter 'train_size': {self.train_size} sentences are fewer than one batch "
+                f"(batch_size {self.batch_size})"
+            )
+
+    def train_config(self, seed: int) -> TrainConfig:
+        return TrainConfig(
+            lr=self.lr,
+            batch_size=self.batch_size,
+            max_length=self.max_length,
+            temperature=self.temperature,
+            steps=self.steps,
+            eval_every=self.eval_every,
+            seed=seed,
+            device=self.device,
+        )

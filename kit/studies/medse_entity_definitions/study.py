@@ -1,0 +1,409 @@
+"""Study 4's orchestration: the corpus linked once, the training mixtures, each (row, seed, variant)
+trained and cached, the entity-centric evaluation view, the report's tables and the record.
+
+Rows: the starting model with each pooler, with and without whitening (no training); SimCSE;
+contrastive tension; ConSERT token cutoff / token shuffle; MED-SE. Every trained row uses the
+same training mixture (S_ent plus a share of S_none), seeds, steps and checkpoint policy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from kit.core.metrics import STSEmbeddings
+from kit.core.models import Encoder, resolve_model
+from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
+from kit.core.train import TrainConfig, train_contrastive
+from kit.core.whitening import Whitening
+from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
+from kit.report.record import RunRecord
+from kit.report.tables import summarize
+from kit.studies.medse_entity_definitions.linking import (
+    DictionaryLinker,
+    Linker,
+    Mention,
+    corpus_statistics,
+    link_corpus,
+)
+from kit.studies.medse_entity_definitions.method import DefinitionEncoder, MedSEObjective, training_mixture
+from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
+from kit.study import StudyBase, best_row, seed_spread
+
+METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
+
+
+class Study(StudyBase):
+    """Links the corpus once, fixes the training mixtures, runs (or loads) each (row, seed, variant).
+
+    ``linker``: any object with ``link(text) -> list[Mention]`` whose entity ids are Disease Ontology
+    ids (a MedCAT or scispaCy wrapper, say); default: ``DictionaryLinker`` over the ontology."""
+
+    p: MedSEParams
+
+    def __init__(self, params: MedSEParams, report_dir: str | Path, linker: Linker | None = None):
+        super().__init__(params, report_dir)
+        self.model_source = resolve_model(params.model)
+        self.ontology = {e.id: e for e in load_disease_ontology(params.ontology_path)}
+        self.linker = linker or DictionaryLinker(list(self.ontology.values()))
+        self.sts = load_biosses(params.biosses_path)
+        self.medsts = load_sts_tsv(params.medsts_path) if params.medsts_path else None
+        held = set(self.sts.sentence1 + self.sts.sentence2)
+        self.sentences = [s for s in load_pubmed_sentences(params.corpus_path) if s not in held]
+        self.mentions = link_corpus(self.sentences, self.linker)
+        rng = np.random.default_rng(params.corpus_seed)
+        self.chosen: list[Mention | None] = [ms[rng.integers(len(ms))] if ms else None for ms in self.mentions]
+        self.with_entity = [i for i, m in enumerate(self.chosen) if m]
+        self.without = [i for i, m in enumerate(self.chosen) if not m]
+        linked = [
+            bool(self.linker.link(a) or self.linker.link(b)) for a, b in zip(self.sts.sentence1, self.sts.sentence2)
+        ]
+        self.entity_pairs = np.flatnonzero(linked)
+        if len(self.entity_pairs) < 3:
+            raise ValueError(
+                f"only {len(self.entity_pairs)} evaluation pairs mention a linked entity: no entity-centric view"
+            )
+
+    # ---- data --------------------------------------------------------------------
+    def mixture(self, none_share: float) -> list[int]:
+        """The training rows for an S_none share: fixed by the corpus seed, the same for every row and seed."""
+        rng = np.random.default_rng([self.p.corpus_seed, round(none_share * 1000)])
+        return training_mixture(self.with_entity, self.without, none_share, self.p.train_size, rng)
+
+    def corpus_table(self) -> pd.DataFrame:
+        """The paper's Tables 1-2: the linked unlabeled corpus and the main training mixture."""
+        mix = self.mixture(self.p.none_share)
+        rows = [
+            {
+                "corpus": f"PubMed sentences ({len(self.sentences):,}, BIOSSES sentences removed)",
+                **corpus_statistics(self.mentions),
+            },
+            {
+                "corpus": f"training mixture, S_none share {self.p.none_share:.0%}",
+                **corpus_statistics([self.mentions[i] for i in mix]),
+            },
+        ]
+        return pd.DataFrame(rows).round(3)
+
+    def top_entities(self, n: int = 10) -> pd.DataFrame:
+        counts = Counter(m.entity for ms in self.mentions for m in ms)
+        return pd.DataFrame(
+            [
+                {"entity": self.ontology[e].name, "id": e, "mentions": c, "definition": self.ontology[e].definition}
+                for e, c in counts.most_common(n)
+            ]
+        )
+
+    def linked_examples(self) -> pd.DataFrame:
+        """Training sentences with the chosen entity marked and the definition it is pulled toward."""
+        rows = self.mixture(self.p.none_share)
+        picked = [r for r in rows if self.chosen[r]][: self.p.examples]
+        out = []
+        for r in picked:
+            m, s = self.chosen[r], self.sentences[r]
+            out.append(
+                {
+                    "sentence": f"{s[: m.start]}[{s[m.start : m.end]}]{s[m.end :]}",
+                    "entity": self.ontology[m.entity].name,
+                    "definition": self.ontology[m.entity].definition,
+                }
+            )
+        return pd.DataFrame(out)
+
+    def describe(self) -> str:
+        p, m = self.p, self.model_source
+        sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
+        evaluation = (
+            f"a local MedSTS/ClinicalSTS file ({self.medsts.source}, {len(self.medsts)} pairs) and BIOSSES"
+            if self.medsts
+            else "**BIOSSES stands in for MedSTS** (MedSTS / ClinicalSTS are credentialed and not "
+            "available here; pass `medsts_path` to evaluate on a local copy)"
+        )
+        return (
+            f"**Model**: `{p.model}`: {m.description}; trained rows pool with `{p.pooler}`.{sub}\n\n"
+            f"**Entities**: the Human Disease Ontology's names and synonyms ({len(self.ontology):,} diseases), linked "
+            "by "
+            "longest match on word tokens (case-insensitive; abbreviations case-sensitive; stop-word names skipped). "
+            "The paper links UMLS concepts with MedCAT in clinical notes; here only diseases are linkable.\n\n"
+            f"**Training data**: {p.train_size:,} PubMed sentences per run, {1 - p.none_share:.0%} with a linked "
+            "entity "
+            f"(S_ent) and {p.none_share:.0%} without (S_none), fixed by corpus seed {p.corpus_seed} for every row and "
+            "seed; "
+            f"one entity per sentence chosen at random (same seed).\n\n"
+            f"**Evaluation**: {evaluation}. BIOSSES cosine Spearman x100 on the BLURB test split (20 pairs), on all "
+            "100 "
+            f"pairs and on the **entity-centric view**: the {len(self.entity_pairs)} pairs in which a linked entity "
+            "occurs. "
+            "Alignment over pairs with gold >= 4, uniformity over all sentences (L2-normalised, alpha 2, t 2).\n\n"
+            f"**Training** (every trained row): {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length "
+            f"{p.max_length}, "
+            f"temperature {p.temperature}, seeds {p.seeds}; the checkpoint with the best BIOSSES dev Spearman (16 "
+            "pairs, "
+            f"evaluated every {p.eval_every} steps) is kept. MED-SE: lambda {p.lam}, entity encoder "
+            f"`{p.entity_encoder}`, "
+            f"entity temperature {p.entity_temperature}, definition encoder "
+            f"{'trained' if p.definition_trainable else 'frozen'} "
+            f"(a copy of the starting model, mean pooling), duplicate entities: `{p.dedup}`. ConSERT cutoff rate "
+            f"{p.cutoff_rate}. Whitening fitted on {p.whitening_sentences:,} PubMed sentences (never on the "
+            "evaluation sentences)" + (f", kept dimensions {p.whitening_dim}." if p.whitening_dim else ".")
+        )
+
+    # ---- evaluation ----------------------------------------------------------------
+    def evaluate(self, encoder: Encoder, whitening: Whitening | None = None) -> dict[str, float]:
+        """BIOSSES Spearman (dev, test, all, entity-centric view), alignment and uniformity, and
+        the MedSTS Spearman when a local file is given."""
+
+        def embed(pairs) -> STSEmbeddings:
+            emb = STSEmbeddings.compute(encoder, pairs)
+            return emb if whitening is None else emb.transformed(whitening)
+
+        emb = embed(self.sts)
+        out = {
+            "spearman_dev": emb.spearman("dev"),
+            "spearman_test": emb.spearman("test"),
+            "spearman_all": emb.spearman("all"),
+            "spearman_entity": emb.spearman(self.entity_pairs),
+            "alignment": emb.alignment(),
+            "uniformity": emb.uniformity(),
+        }
+        if self.medsts is not None:
+            out["spearman_medsts"] = embed(self.medsts).spearman("all")
+        return out
+
+    def whitening(self, encoder: Encoder) -> Whitening:
+        rng = np.random.default_rng(self.p.corpus_seed + 1)
+        idx = rng.choice(len(self.sentences), min(self.p.whitening_sentences, len(self.sentences)), replace=False)
+        return Whitening.fit(
+            encoder.encode([self.sentences[i] for i in idx], max_length=self.p.max_length * 2), self.p.whitening_dim
+        )
+
+    # ---- runs ------------------------------------------------------------------------
+    def objective(
+        self, row: Row, encoder: Encoder, config: TrainConfig, corpus_rows: list[int], lam: float, dedup: str
+    ):
+        if row.kind == "simcse":
+            return SimCSEObjective(encoder, config)
+        if row.kind == "ct":
+            return ContrastiveTensionObjective(encoder, config)
+        if row.kind.startswith("consert"):
+            return ConSERTObjective(encoder, config, row.kind.split("_")[1], self.p.cutoff_rate)
+        mentions = [self.chosen[r] for r in corpus_rows]
+        definitions = {m.entity: self.ontology[m.entity].definition for m in mentions if m}
+        bank = DefinitionEncoder(encoder, definitions, self.p.definition_trainable, self.p.definition_max_length)
+        return MedSEObjective(
+            encoder, config, mentions, bank, self.p.entity_encoder, lam, self.p.entity_temperature, dedup
+        )
+
+    def _run_dir(self, row: Row, seed: int, variant: dict) -> Path:
+        p = self.p
+        settings = {
+            "row": asdict(row),
+            "seed": seed,
+            "model": p.model,
+            "variant": variant,
+            "data": [p.corpus_seed, p.train_size, p.corpus_path, p.ontology_path, p.biosses_path, p.medsts_path],
+        }
+        if row.kind == "zero_shot":
+            settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
+        else:
+            settings["train"] = asdict(p.train_config(seed))
+            settings["pooler"] = p.pooler
+            if row.kind == "medse":
+                settings["medse"] = [
+                    p.entity_encoder,
+                    p.entity_temperature,
+                    p.definition_trainable,
+                    p.definition_max_length,
+                ]
+            if row.kind == "consert_cutoff":
+                settings["cutoff"] = p.cutoff_rate
+        return self.run_dir(f"{row.name}-seed{seed}", settings)
+
+    def run(
+        self,
+        row_name: str,
+        seed: int,
+        none_share: float | None = None,
+        lam: float | None = None,
+        dedup: str | None = None,
+    ) -> dict:
+        """One row at one seed (cached); ``none_share``, ``lam`` and ``dedup`` override the parameters (sweeps)."""
+        row, p = ROWS[row_name], self.p
+        variant = {
+            "none_share": p.none_share if none_share is None else none_share,
+            "lam": p.lam if lam is None else lam,
+            "dedup": dedup or p.dedup,
+        }
+        if row.kind != "medse":
+            variant = {"none_share": variant["none_share"]} if row.kind != "zero_shot" else {}
+        run_dir = self._run_dir(row, seed, variant)
+
+        def compute() -> dict:
+            encoder = Encoder.from_pretrained(p.model, row.pooler or p.pooler, seed=seed)
+            history = None
+            if row.kind == "zero_shot":
+                metrics = self.evaluate(encoder, self.whitening(encoder) if row.whitening else None)
+            else:
+                config = p.train_config(seed)
+                rows = self.mixture(variant["none_share"])
+                objective = self.objective(
+                    row, encoder, config, rows, variant.get("lam", p.lam), variant.get("dedup", p.dedup)
+                )
+                history = train_contrastive(
+                    encoder,
+                    [self.sentences[r] for r in rows],
+                    config,
+                    self.evaluate,
+                    run_dir=run_dir,
+                    desc=f"{row_name} seed {seed}",
+                    objective=objective,
+                )
+                metrics = self.evaluate(encoder)
+                history = asdict(history)
+            return {
+                "row": row_name,
+                "label": row.label,
+                "seed": seed,
+                "variant": variant,
+                "metrics": metrics,
+                "history": history,
+            }
+
+        return self.cached(run_dir, compute)
+
+    # ---- tables ------------------------------------------------------------------------
+    def trained_rows(self) -> list[str]:
+        return [name for name in self.p.rows if ROWS[name].kind != "zero_shot"]
+
+    def _table_runs(self) -> list[tuple[str, int]]:
+        return [
+            (name, seed)
+            for name in self.p.rows
+            for seed in (self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1])
+        ]
+
+    def _sweep_runs(self, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
+        """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
+        values = {"none_share": self.p.none_share_sweep, "lam": self.p.lambda_sweep, "dedup": self.p.dedup_sweep}[key]
+        main = {"none_share": self.p.none_share, "lam": self.p.lam, "dedup": self.p.dedup}[key]
+        if not values:
+            return []
+        rows = self.p.sweep_rows if key == "none_share" else ["medse"]
+        ordered = sorted(set(values) | {main}) if key != "dedup" else list(dict.fromkeys([*values, main]))
+        return [(name, seed, {key: v}) for name in rows for v in ordered for seed in self.p.sweep_seeds]
+
+    def planned_runs(self) -> list[tuple]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        sweeps = [
+            (name, seed, *[variant.get(k) for k in ("none_share", "lam", "dedup")])
+            for key in ("none_share", "lam", "dedup")
+            for name, seed, variant in self._sweep_runs(key)
+        ]
+        return [*self._table_runs(), *sweeps]
+
+    def results(self) -> pd.DataFrame:
+        """One row per (row, seed); zero-shot rows are deterministic and run once."""
+        out = []
+        for name, seed in self._table_runs():
+            r = self.run(name, seed)
+            out.append({"method": name, "label": ROWS[name].label, "seed": seed, **r["metrics"]})
+        return pd.DataFrame(out)
+
+    def histories(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {"method": name, "seed": seed, **h}
+                for name in self.trained_rows()
+                for seed in self.p.seeds
+                for h in self.run(name, seed)["history"]["rows"]
+            ]
+        )
+
+    def table(self, results: pd.DataFrame) -> pd.DataFrame:
+        metrics = METRICS + (("spearman_medsts",) if self.medsts is not None else ())
+        return summarize(results, metrics)
+
+    def sweep(self, key: Literal["none_share", "lam", "dedup"]) -> pd.DataFrame:
+        """The sweep of one setting (S_none share for the sweep rows; lambda and duplicate
+        handling for MED-SE), the main setting included, over the sweep seeds."""
+        out = []
+        for name, seed, variant in self._sweep_runs(key):
+            r = self.run(name, seed, **variant)
+            out.append({"method": name, "label": ROWS[name].label, key: variant[key], "seed": seed, **r["metrics"]})
+        return pd.DataFrame(out)
+
+    def sweep_table(self, sweep: pd.DataFrame, key: str) -> pd.DataFrame:
+        name = sweep["label"] + " @ " + sweep[key].map(lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+        return summarize(sweep.assign(method=name, label=name), ("spearman_test", "spearman_all", "spearman_entity"))
+
+    def verdict(self, results: pd.DataFrame) -> str:
+        """MED-SE against SimCSE, paired by seed, and the ordering of all rows (Markdown)."""
+        means = results.groupby("method", sort=False)[["spearman_all", "spearman_test", "spearman_entity"]].mean() * 100
+        order = " > ".join(
+            f"{ROWS[m].label} {v:.2f}" for m, v in means.spearman_all.sort_values(ascending=False).items()
+        )
+        lines = [f"- BIOSSES all-pairs Spearman, highest first: {order}."]
+        if {"medse", "simcse"} <= set(results.method):
+            a = results[results.method == "medse"].set_index("seed")
+            b = results[results.method == "simcse"].set_index("seed")
+            d = (
+                a[["spearman_all", "spearman_test", "spearman_entity"]]
+                - b[["spearman_all", "spearman_test", "spearman_entity"]]
+            ) * 100
+            wins = int((d.spearman_all > 0).sum())
+            lines.append(
+                f"- MED-SE minus SimCSE, paired over {len(d)} seed(s): all pairs {d.spearman_all.mean():+.2f}, test "
+                f"{d.spearman_test.mean():+.2f}, entity-centric view {d.spearman_entity.mean():+.2f}; MED-SE higher on "
+                "all "
+                f"pairs in {wins} of {len(d)} seeds. The paper: MED-SE 0.767 vs SimCSE 0.730 on MedSTS test."
+            )
+        for name, row in ROWS.items():
+            white = f"{name}_whitening"
+            if row.kind == "zero_shot" and not row.whitening and {name, white} <= set(means.index):
+                lines.append(
+                    f"- Whitening on the `{name}` pooler: all pairs {means.loc[name, 'spearman_all']:.2f} -> "
+                    f"{means.loc[white, 'spearman_all']:.2f}, entity-centric view "
+                    f"{means.loc[name, 'spearman_entity']:.2f} -> "
+                    f"{means.loc[white, 'spearman_entity']:.2f}."
+                )
+        if "medse" in set(results.method):
+            h = self.histories()
+            h = h[(h.method == "medse") & (h.step > 0)]
+            first, last = h[h.step == h.step.min()].entity_loss.mean(), h[h.step == h.step.max()].entity_loss.mean()
+            lines.append(
+                f"- MED-SE's entity loss (mean over seeds) went from {first:.3f} in the first evaluation window to "
+                f"{last:.3f} in the last (uniform guessing over the batch's n entity rows gives log n, here about "
+                f"{np.log((1 - self.p.none_share) * self.p.batch_size):.2f})."
+            )
+        lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
+        return "\n".join(lines)
+
+    def record_results(
+        self, record: RunRecord, results: pd.DataFrame, sweeps: dict[str, pd.DataFrame], tables: dict[str, pd.DataFrame]
+    ) -> Path:
+        """``results.json`` (per-seed metrics, sweeps, histories, tables, provenance) and ``results_table.txt``."""
+        trained = self.trained_rows()
+        head = "medse" if "medse" in set(results.method) else best_row(results, "spearman_dev", trained or None)
+        means = results.drop(columns=["label", "seed"]).groupby("method").mean()
+        return self.write_record(
+            record,
+            tables,
+            metrics={
+                "per_seed": results.to_dict("records"),
+                "mean": means.to_dict("index"),
+                "sweeps": {k: v.to_dict("records") for k, v in sweeps.items()},
+                "histories": self.histories().to_dict("records") if trained else [],
+            },
+            headline={
+                "name": f"BIOSSES all-pairs Spearman x100 ({ROWS[head].label})",
+                "value": float(means.loc[head, "spearman_all"] * 100),
+            },
+            model=self.model_source.description,
+            substitute_for=self.model_source.substitute_for,
+            entity_pairs=len(self.entity_pairs),
+        )

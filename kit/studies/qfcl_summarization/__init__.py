@@ -1,0 +1,11 @@
+"""Study 3 (``notebooks/qfcl_summarization.ipynb``): QFCL (Zhang et al. 2022), a seq2seq question
+summarizer with MoCo contrastive losses at the encoder and decoder and focus-driven hard negatives.
+
+``focus`` finds question focus and builds hard negatives, ``moco`` holds the key encoder and queue,
+``objective`` the QFCL loss, ``seq2seq`` the summarizer, generation and probes, ``train`` the
+fine-tuning loop, ``params`` the rows, parameters and split, ``study`` the cached runs and tables."""
+
+from kit.studies.qfcl_summarization.params import QFCLParams as Params
+from kit.studies.qfcl_summarization.study import Study
+
+__all__ = ["Params", "Study"]

@@ -1,0 +1,128 @@
+"""Study 3's ablation rows (``ROWS``), parameters (``QFCLParams``) and the fixed data split."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from kit.data import SummaryPairs, load_healthcaremagic, load_meqsum
+from kit.params import ParameterError, Params, device_param, model_param, param
+from kit.studies.qfcl_summarization.objective import QFCLConfig
+from kit.studies.qfcl_summarization.train import Seq2SeqFit
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    label: str
+    simple: bool
+    hard: bool
+    decoder: bool
+
+
+ROWS = {
+    r.name: r
+    for r in [
+        Row("baseline", "baseline (cross-entropy only)", False, False, False),
+        Row("s", "+S", True, False, False),
+        Row("sh", "+S+H", True, True, False),
+        Row("qfcl", "+S+H+D (QFCL)", True, True, True),
+    ]
+}
+
+
+@dataclass
+class QFCLParams(Params):
+    """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo
+    (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum split, all four rows, one seed)."""
+
+    model: str = model_param(what="seq2seq model (bart-*, t5-*) or an encoder to warm-start a BERT2BERT from")
+    dataset: Literal["meqsum", "healthcaremagic"] = param("meqsum", "question-summary pairs to train and test on")
+    rows: list[str] = param(list(ROWS), "ablation rows", choices=ROWS, nonempty=True, unique=True)
+    seeds: list[int] = param([0], "training seeds of every row", min=0, nonempty=True, unique=True)
+    split_seed: int = param(1234, "seed of the train / dev / test split and of the hard negatives", min=0)
+    split_sizes: list[int] = param(
+        [200, 50, 100],
+        "train, dev and test pairs (MeQSum: drawn from its 1,000; the "
+        "HealthCareMagic subset: train and dev from its train split, test from valid)",
+        min=1,
+    )
+    epochs: int = param(4, "training epochs", min=1)
+    batch_size: int = param(16, "pairs per batch", min=1)
+    lr: float = param(3e-4, "AdamW learning rate, linear warm-up (10%) and decay (the paper: 1e-5 for BART)", gt=0)
+    max_source: int = param(96, "tokens per question", min=1)
+    max_target: int = param(24, "tokens per summary (and new tokens generated)", min=1)
+    n_hard: int = param(4, "hard negatives per pair, N_h (the paper: 64)", min=1)
+    queue_size: int = param(256, "MoCo queue of simple negatives, K (the paper: 4096)", min=1)
+    momentum: float = param(0.99, "MoCo key-encoder momentum m (the paper: 0.999)", min=0, lt=1)
+    temperature: float = param(0.07, "contrastive temperature tau", gt=0)
+    alpha: float = param(1.0, "weight of the simple-negative loss L_S", min=0)
+    beta: float = param(0.5, "weight of the hard-negative loss L_H", min=0)
+    num_beams: int = param(2, "beam search width for the test summaries", min=1)
+    examples: int = param(5, "test questions shown with every row's summary", min=0)
+    device: str = device_param()
+    data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
+
+    def validate(self) -> None:
+        if len(self.split_sizes) != 3:
+            raise ParameterError(f"parameter 'split_sizes': three sizes (train, dev, test), got {self.split_sizes}")
+        self.split()  # the sizes must fit the dataset: fail before any run starts
+
+    def config(self, row: Row) -> QFCLConfig:
+        return QFCLConfig(
+            row.simple, row.hard, row.decoder, self.queue_size, self.momentum, self.temperature, self.alpha, self.beta
+        )
+
+    def fit(self, seed: int) -> Seq2SeqFit:
+        return Seq2SeqFit(
+            self.epochs,
+            self.batch_size,
+            self.lr,
+            max_source=self.max_source,
+            max_target=self.max_target,
+            n_hard=self.n_hard,
+            seed=seed,
+            device=self.device,
+        )
+
+    def split(self) -> tuple[SummaryPairs, SummaryPairs, SummaryPairs, str]:
+        """The seeded train / dev / test split and a sentence stating it; ParameterError if the sizes do not fit.
+
+        MeQSum: one permutation of its pairs. HealthCareMagic subset: train and dev from its train split,
+        test from the start of its valid split.
+        """
+        n_train, n_dev, n_test = self.split_sizes
+        if self.dataset == "meqsum":
+            data = load_meqsum(self.data_path)
+            if sum(self.split_sizes) > len(data):
+                raise ParameterError(
+                    f"parameter 'split_sizes': {self.split_sizes} needs {sum(self.split_sizes)} pairs, "
+                    f"MeQSum has {len(data)}"
+                )
+            order = np.random.default_rng(self.split_seed).permutation(len(data))
+            parts = (
+                order[:n_train],
+                order[n_train : n_train + n_dev],
+                order[n_train + n_dev : n_train + n_dev + n_test],
+            )
+            note = (
+                f"MeQSum has no official split: a seeded permutation (seed {self.split_seed}) of its {len(data):,} "
+                f"pairs gives train {n_train} / dev {n_dev} / test {n_test} (the paper uses 400 / 100 / 500)."
+            )
+            return (*(data.take(i) for i in parts), note)
+        train, valid = load_healthcaremagic("train", self.data_path), load_healthcaremagic("valid", self.data_path)
+        if n_train + n_dev > len(train) or n_test > len(valid):
+            raise ParameterError(
+                f"parameter 'split_sizes': {self.split_sizes} does not fit the HealthCareMagic subset "
+                f"(train + dev <= {len(train)} from its train split, test <= {len(valid)} from its "
+                "valid split)"
+            )
+        order = np.random.default_rng(self.split_seed).permutation(len(train))
+        note = (
+            f"HealthCareMagic public subset: train {n_train} and dev {n_dev} drawn from its train split of "
+            f"{len(train):,} (seed {self.split_seed}); test = the first {n_test} of its valid split ({len(valid)} "
+            "pairs). The full HealthCareMagic (~226k) and iCliniq sets of the paper are not available here."
+        )
+        return train.take(order[n_dev : n_dev + n_train]), train.take(order[:n_dev]), valid.take(range(n_test)), note

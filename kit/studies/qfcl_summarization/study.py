@@ -1,0 +1,210 @@
+"""Study 3's orchestration: the fixed split with focus and hard negatives prepared once, each (row, seed)
+trained and cached, the report's tables and the record.
+
+Rows: the cross-entropy baseline, + S (simple negatives at the encoder), + S + H (and hard
+negatives), + S + H + D (QFCL: both at the decoder too). Every row shares seeds, data and budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kit.core.models import resolve_model
+from kit.report.record import RunRecord
+from kit.report.tables import mean_std
+from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, spacy_pipeline
+from kit.studies.qfcl_summarization.params import ROWS, QFCLParams, Row
+from kit.studies.qfcl_summarization.seq2seq import generate, rouge, summarizer
+from kit.studies.qfcl_summarization.train import train
+from kit.study import StudyBase, seed_spread
+
+
+class Study(StudyBase):
+    """Fixes the split, prepares focus and hard negatives once, runs (or loads) each (row, seed)."""
+
+    p: QFCLParams
+
+    def __init__(self, params: QFCLParams, report_dir: str | Path):
+        super().__init__(params, report_dir)
+        self.train_data, self.dev_data, self.test_data, self.split_note = params.split()
+        nlp = spacy_pipeline()
+        self.train_pairs, self.dictionary = prepare_pairs(
+            self.train_data.chq, self.train_data.summary, nlp, params.n_hard, params.split_seed
+        )
+        self.dev_pairs, _ = prepare_pairs(
+            self.dev_data.chq, self.dev_data.summary, nlp, params.n_hard, params.split_seed, self.dictionary
+        )
+        self.test_pairs, _ = prepare_pairs(
+            self.test_data.chq, self.test_data.summary, nlp, 0, params.split_seed, self.dictionary
+        )
+
+    def describe(self) -> str:
+        """What this run uses (Markdown), stating substitutes plainly."""
+        p = self.p
+        sub = ""
+        if p.model == "minilm" or resolve_model(p.model).substitute_for:
+            sub = (
+                " **Substitute** for `facebook/bart-large` (no pretrained seq2seq model is available offline): a "
+                "BERT2BERT "
+                "encoder-decoder warm-started from the offline encoder, its decoder's cross-attention newly "
+                "initialised. "
+                "It has never generated text before this training, so absolute ROUGE is far below BART's."
+            )
+        return (
+            f"**Model**: `{p.model}`.{sub}\n\n**Data**: {self.split_note}\n\n"
+            f"**Training** (every row): {p.epochs} epochs, batch {p.batch_size}, lr {p.lr}, source/target max length "
+            f"{p.max_source}/{p.max_target}, seeds {p.seeds}. Contrastive rows: queue K {p.queue_size}, momentum m "
+            f"{p.momentum}, "
+            f"temperature {p.temperature}, N_h {p.n_hard} hard negatives per pair, alpha {p.alpha}, beta {p.beta}; "
+            "L = L_ce + 1/2 L_ctrC + 1/2 L_ctrG. Test summaries by beam search "
+            f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch)."
+        )
+
+    # ---- runs -------------------------------------------------------------------
+    def _run_dir(self, row: Row, seed: int) -> Path:
+        p = self.p
+        settings = {
+            "row": asdict(row),
+            "seed": seed,
+            "model": p.model,
+            "dataset": p.dataset,
+            "data": p.data_path,
+            "split": [p.split_seed, p.split_sizes],
+            "cfg": asdict(p.config(row)),
+            "fit": asdict(p.fit(seed)),
+            "num_beams": p.num_beams,
+        }
+        return self.run_dir(f"{row.name}-seed{seed}", settings)
+
+    def run(self, row_name: str, seed: int) -> dict:
+        """Train one row at one seed, then summarize the test CHQs by beam search (cached)."""
+        row = ROWS[row_name]
+
+        def compute() -> dict:
+            s = summarizer(self.p.model, seed)
+            history = train(
+                s,
+                self.train_pairs,
+                self.dev_pairs,
+                self.p.config(row),
+                self.p.fit(seed),
+                desc=f"{row_name} seed {seed}",
+            )
+            summaries = generate(s, self.test_data.chq, self.p.max_source, self.p.max_target, self.p.num_beams)
+            return {
+                "row": row_name,
+                "label": row.label,
+                "seed": seed,
+                "history": history,
+                "summaries": summaries,
+                "rouge": rouge(summaries, self.test_data.summary),
+                "focus_accuracy": focus_accuracy(summaries, [p.focus for p in self.test_pairs]),
+                "model": s.description,
+            }
+
+        return self.cached(self._run_dir(row, seed), compute)
+
+    def planned_runs(self) -> list[tuple[str, int]]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [(r, seed) for r in self.p.rows for seed in self.p.seeds]
+
+    def results(self) -> pd.DataFrame:
+        """One row per (row, seed): test ROUGE-1/2/L and focus accuracy."""
+        return pd.DataFrame(
+            [
+                {
+                    "row": r,
+                    "label": ROWS[r].label,
+                    "seed": seed,
+                    **res["rouge"],
+                    "focus_accuracy": res["focus_accuracy"],
+                }
+                for r, seed in self.planned_runs()
+                for res in [self.run(r, seed)]
+            ]
+        )
+
+    def histories(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {"row": r, "label": ROWS[r].label, "seed": seed, **h}
+                for r in self.p.rows
+                for seed in self.p.seeds
+                for h in self.run(r, seed)["history"]
+            ]
+        )
+
+    def table(self, results: pd.DataFrame) -> pd.DataFrame:
+        """ROUGE-1/2/L F1 x100 and focus accuracy %, mean ± std over seeds, in row order."""
+        return pd.DataFrame(
+            [
+                {
+                    "model": g.label.iloc[0],
+                    "seeds": len(g),
+                    **{m: mean_std(g[m]) for m in ("rouge1", "rouge2", "rougeL", "focus_accuracy")},
+                }
+                for _, g in results.groupby("row", sort=False)
+            ]
+        )
+
+    def examples(self) -> pd.DataFrame:
+        """CHQ, gold FAQ and each row's summary (first seed) for evenly spaced test questions."""
+        idx = np.linspace(0, len(self.test_data) - 1, min(self.p.examples, len(self.test_data))).astype(int)
+        runs = {ROWS[r].label: self.run(r, self.p.seeds[0])["summaries"] for r in self.p.rows}
+        return pd.DataFrame(
+            [
+                {
+                    "CHQ": self.test_data.chq[i],
+                    "gold FAQ": self.test_data.summary[i],
+                    **{label: s[i] for label, s in runs.items()},
+                }
+                for i in idx
+            ]
+        )
+
+    def hard_negative_examples(self, n: int = 5) -> pd.DataFrame:
+        """Training FAQs with their focus and two of their hard negatives."""
+        with_hard = [p for p in self.train_pairs if p.hard][:n]
+        return pd.DataFrame(
+            [{"FAQ": p.faq, "focus": "; ".join(p.focus), "hard negatives": " | ".join(p.hard[:2])} for p in with_hard]
+        )
+
+    def focus_stats(self) -> dict:
+        pairs = self.train_pairs
+        return {
+            "train pairs": len(pairs),
+            "with a focus phrase": sum(bool(p.focus) for p in pairs),
+            "with hard negatives": sum(bool(p.hard) for p in pairs),
+            "NP dictionary phrases": sum(len(v) for v in self.dictionary.values()),
+            "labels": len(self.dictionary),
+        }
+
+    def verdict(self, results: pd.DataFrame) -> str:
+        """The measured ordering of the rows by ROUGE-L, against the seed spread (Markdown)."""
+        means = results.groupby("row", sort=False).rougeL.mean()
+        order = " > ".join(f"{ROWS[r].label} {v:.2f}" for r, v in means.sort_values(ascending=False).items())
+        return (
+            f"- Test ROUGE-L, highest first: {order}. The paper's MeQSum order is QFCL > +S+H > +S > baseline.\n"
+            f"- {seed_spread(results, 'rougeL', 'ROUGE-L', by='row', scale=1)}"
+        )
+
+    def record_results(self, record: RunRecord, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
+        """``results.json`` (per-seed scores, histories, tables, provenance) and ``results_table.txt``."""
+        means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
+        best = "qfcl" if "qfcl" in means.index else means.index[-1]
+        return self.write_record(
+            record,
+            tables,
+            metrics={
+                "per_seed": results.to_dict("records"),
+                "mean": means.to_dict("index"),
+                "histories": self.histories().to_dict("records"),
+            },
+            headline={"name": f"test ROUGE-L ({ROWS[best].label})", "value": float(means.loc[best, "rougeL"])},
+            split=self.split_note,
+            focus=self.focus_stats(),
+        )

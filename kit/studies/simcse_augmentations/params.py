@@ -1,0 +1,123 @@
+"""Study 1's rows (``METHODS``) and parameters (``SimCSEParams``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kit.core.augment import AUGMENTERS
+from kit.core.models import PoolerName
+from kit.core.train import TrainConfig
+from kit.params import ParameterError, Params, device_param, model_param, param
+
+
+@dataclass(frozen=True)
+class Method:
+    """One row: an optional augmenter for the positive view, and the loss options."""
+
+    name: str
+    label: str
+    augmenter: str | None = None
+    ratio: float = 0.1
+    mix: bool = False
+    iw: bool = False
+    trained: bool = True
+
+
+def _aug_rows(aug: str, label: str, ratios=(0.1, 0.2, 0.3)) -> list[Method]:
+    return [Method(f"{aug}_{round(r * 100)}", f"+ {label} {round(r * 100)}%", aug, r) for r in ratios]
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("zero_shot", "starting model (no training)", trained=False),
+        Method("simcse", "SimCSE (dropout views)"),
+        *_aug_rows("deletion", "word deletion"),
+        *_aug_rows("crop", "random crop"),
+        *_aug_rows("stopword_insertion", "stopword insertion", (0.1,)),
+        *_aug_rows("swap", "random swap", (0.1,)),
+        *_aug_rows("punctuation_insertion", "punctuation insertion", (0.1,)),
+        Method("mixcse_iw", "+ MixCSE-IW", mix=True, iw=True),
+        Method("mixcse_iw_no_mix", "MixCSE-IW without MixCSE (IW only)", iw=True),
+        Method("mixcse_iw_no_iw", "MixCSE-IW without instance weighting (MixCSE only)", mix=True),
+        Method("punctuation_mixcse", "+ punctuation insertion 10% + MixCSE", "punctuation_insertion", 0.1, mix=True),
+    ]
+}
+assert all(m.augmenter in (None, *AUGMENTERS) for m in METHODS.values())
+
+
+@dataclass
+class SimCSEParams(Params):
+    """Study 1: unsupervised SimCSE with text augmentations and MixCSE-IW. Defaults: the demo (offline
+    MiniLM, six rows, 2 seeds, 20 steps at batch 32, about 11 minutes on 2 CPU cores)."""
+
+    language: Literal["en", "zh"] = param("en", "en: PubMed sentences, BIOSSES; zh: ChineseBLUE sentences and probes")
+    model: str = model_param()
+    pooler: PoolerName = param("mean", "how token states become a sentence embedding (kit.core.models)")
+    rows: list[str] = param(
+        ["zero_shot", "simcse", "crop_10", "deletion_10", "punctuation_insertion_10", "mixcse_iw"],
+        "rows of the results table",
+        choices=METHODS,
+        nonempty=True,
+        unique=True,
+    )
+    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
+    steps: int = param(20, "optimizer steps per training run", min=1)
+    eval_every: int = param(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
+    batch_size: int = param(32, "sentences per batch; each sentence's negatives are the others", min=2)
+    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
+    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=1)
+    temperature: float = param(0.05, "InfoNCE temperature tau", gt=0)
+    mix_lambda: float = param(0.2, "MixCSE: weight lambda of the positive in the mixed negative", min=0, max=1)
+    iw_phi: float = param(
+        0.9, "instance weighting: negatives whose complementary-model cosine reaches phi are dropped", min=-1, max=1
+    )
+    crop_placeholder: str | None = param(None, "random crop puts this token in place of the span; None removes it")
+    corpus_size: int | None = param(20000, "sentences of the unlabeled corpus (seeded sample); None: all", min=1)
+    corpus_seed: int = param(
+        1234, "seed of the corpus sample, the held-out map sentences and the probe subsamples", min=0
+    )
+    fewshot_percents: list[float] = param(
+        [1, 10, 100], "few-shot curve: shares of the corpus in %, same steps", gt=0, max=100, unique=True
+    )
+    fewshot_rows: list[str] = param(
+        ["simcse", "mixcse_iw"], "rows trained at every few-shot share", choices=METHODS, unique=True
+    )
+    fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
+    retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
+    map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
+    device: str = device_param()
+    compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
+    biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
+    corpus_path: str | None = param(None, "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: shared")
+    probe_train_size: int | None = param(None, "zh: probe-train examples per task (seeded subsample); None: all", min=1)
+    probe_eval_size: int | None = param(
+        None, "zh: probe dev and test examples per task (seeded subsample); None: all", min=1
+    )
+    probe_max_length: int = param(64, "zh: tokens per probe text", min=1)
+    cosine_view_pairs: int | None = param(
+        400, "zh: cMedQQ dev and test pairs each in the checkpoint-selection view; None: all", min=1
+    )
+
+    def validate(self) -> None:
+        if self.corpus_size is not None and self.corpus_size < self.batch_size:
+            raise ParameterError(
+                f"parameter 'corpus_size': {self.corpus_size} sentences are fewer than one batch "
+                f"(batch_size {self.batch_size})"
+            )
+
+    def train_config(self, method: Method, seed: int) -> TrainConfig:
+        return TrainConfig(
+            lr=self.lr,
+            batch_size=self.batch_size,
+            max_length=self.max_length,
+            temperature=self.temperature,
+            steps=self.steps,
+            eval_every=self.eval_every,
+            seed=seed,
+            device=self.device,
+            mix_lambda=self.mix_lambda if method.mix else None,
+            iw_phi=self.iw_phi if method.iw else None,
+            compile=self.compile,
+        )

@@ -1,0 +1,451 @@
+"""Study 1's orchestration: each (row, seed, corpus share) trained once and cached, the report's tables,
+the verdict computed from them, and the record.
+
+``language: en`` trains on PubMed sentences and evaluates on BIOSSES; ``language: zh`` trains on the
+pooled ChineseBLUE training sentences and evaluates with the ChineseBLUE probes, checkpoints being
+selected on the cMedQQ dev cosine view (``chineseblue``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kit.core.augment import make_augmenter
+from kit.core.losses import instance_weights
+from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
+from kit.core.models import Encoder, resolve_model
+from kit.core.train import train_contrastive
+from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
+from kit.report.record import RunRecord
+from kit.report.tables import summarize
+from kit.studies.simcse_augmentations.chineseblue import (
+    ChineseBlueEval,
+    chineseblue_table,
+    chineseblue_verdict,
+    cmedqq_pairs,
+)
+from kit.studies.simcse_augmentations.params import METHODS, Method, SimCSEParams
+from kit.study import StudyBase, best_row, seed_spread
+
+METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
+
+
+class Study(StudyBase):
+    """Runs and caches the study's trainings; every public method returns plain tables."""
+
+    p: SimCSEParams
+
+    def __init__(self, params: SimCSEParams, report_dir: str | Path):
+        super().__init__(params, report_dir)
+        self.model_source = resolve_model(params.model)
+        if params.language == "en":
+            self.sts, self.eval_name, self.positive_threshold = load_biosses(params.biosses_path), "BIOSSES", 4.0
+            full = load_pubmed_sentences(params.corpus_path)
+            held_out = params.map_sentences
+            self.probe = None
+        else:
+            self.sts = cmedqq_pairs(params.cosine_view_pairs, params.corpus_seed)
+            self.eval_name, self.positive_threshold = "cMedQQ", 1.0
+            full = load_pubmed_sentences(params.corpus_path) if params.corpus_path else chineseblue_corpus()
+            held_out = 0
+            self.probe = ChineseBlueEval(
+                params.probe_train_size, params.probe_eval_size, params.corpus_seed, params.probe_max_length
+            )
+        order = np.random.default_rng(params.corpus_seed).permutation(len(full))
+        # Sentences for the embedding map are held out from every training corpus share.
+        pool, held = order[: len(full) - held_out], order[len(full) - held_out :]
+        self.corpus = [full[i] for i in pool[: min(params.corpus_size or len(pool), len(pool))]]
+        self.map_sentences = [full[i] for i in held]
+        self.retrieval_texts, self.partners = self._retrieval_set()
+        self.probe_texts = self.retrieval_texts + self.map_sentences
+
+    def _retrieval_set(self) -> tuple[list[str], dict[int, set[int]]]:
+        """The sentences searched in the retrieval table and metric, and each one's gold partners
+        (BIOSSES pairs scored >= 4; cMedQQ test pairs labelled 1, the whole test set)."""
+        if self.p.language == "en":
+            s1, s2, positive = self.sts.sentence1, self.sts.sentence2, self.sts.scores >= self.positive_threshold
+        else:
+            qq = load_chineseblue("cMedQQ", "test")
+            s1, s2, positive = qq.texts[0], qq.texts[1], qq.labels == "1"
+        texts = list(dict.fromkeys(s1 + s2))
+        row = {t: i for i, t in enumerate(texts)}
+        partners: dict[int, set[int]] = {}
+        for a, b, pos in zip(s1, s2, positive):
+            if pos and a != b:
+                partners.setdefault(row[a], set()).add(row[b])
+                partners.setdefault(row[b], set()).add(row[a])
+        return texts, partners
+
+    def describe(self) -> str:
+        """What this run uses, in Markdown, stating substitutes plainly."""
+        return self._describe_en() if self.p.language == "en" else self._describe_zh()
+
+    def _describe_zh(self) -> str:
+        p, m = self.p, self.model_source
+        encoder = Encoder.from_pretrained(p.model, p.pooler)
+        unk = encoder.unknown_token_share(self.corpus[:2000])
+        sub = (
+            f" **Substitute** for hfl/chinese-bert-wwm-ext (no Chinese model is available offline). Its vocabulary "
+            f"maps {unk:.0%} of the corpus's tokens to [UNK] (measured on 2,000 training sentences), so it sees "
+            "mostly sentence length, punctuation, digits and the few common characters it knows: the numbers test "
+            "the kit's Chinese pipeline, not the methods, and are not comparable with the paper's."
+            if m.substitute_for
+            else f" Its vocabulary maps {unk:.1%} of the corpus's tokens to [UNK]."
+        )
+        corpus = (
+            f"{len(self.corpus):,} sentences from {p.corpus_path}"
+            if p.corpus_path
+            else f"{len(self.corpus):,} sentences pooled from the cMedQQ, cMedIC and cMedTC train files (labels "
+            "dropped, de-duplicated, every sentence of any dev or test split removed)"
+        )
+        return (
+            f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+            f"**Unlabeled corpus**: {corpus}; augmenters work on characters (Latin and digit runs kept whole).\n\n"
+            f"**Evaluation**: ChineseBLUE transfer probes on frozen embeddings (below), mean ± std over the training "
+            f"seeds, each probe seeded with its run's seed; {len(self.probe.texts):,} texts encoded per model at max "
+            f"length {p.probe_max_length}. Retrieval over all {len(self.retrieval_texts):,} cMedQQ test questions.\n\n"
+            f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
+            f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((self.sts.split == 'dev').sum())} dev pairs); the "
+            f"cosine view's test half ({int((self.sts.split == 'test').sum())} pairs) is never used for selection.\n\n"
+            f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+            f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
+            f"{p.iw_phi}."
+        )
+
+    def _describe_en(self) -> str:
+        p, m = self.p, self.model_source
+        sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
+        corpus_note = (
+            " This is a substitute for the papers' 1M PubMed sentences (about 2% of PubMed 200k RCT)."
+            if p.corpus_path is None
+            else ""
+        )
+        return (
+            f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+            f"**Unlabeled corpus**: {len(self.corpus):,} PubMed sentences (seeded sample, corpus seed "
+            f"{p.corpus_seed}).{corpus_note}\n\n"
+            f"**Evaluation**: BIOSSES ({self.sts.source}), cosine Spearman x100 on the BLURB test split (20 pairs) "
+            f"and on all 100 pairs; alignment over pairs with gold score >= 4, uniformity over all 200 sentences "
+            f"(L2-normalised, alpha 2, t 2).\n\n"
+            f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+            f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
+            f"{p.iw_phi}.\n\n"
+            f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best BIOSSES "
+            f"*dev* Spearman (16 pairs; step 0 excluded); test and all-pairs numbers are read at that checkpoint and "
+            f"never used for selection. With 16 dev pairs this selection is itself noisy."
+        )
+
+    # ---- runs -----------------------------------------------------------------
+    def _run_dir(self, method: Method, seed: int, percent: float) -> Path:
+        p = self.p
+        settings = {
+            "method": asdict(method),
+            "seed": seed,
+            "percent": percent,
+            "model": p.model,
+            "pooler": p.pooler,
+            "train": asdict(p.train_config(method, seed)) if method.trained else None,
+            "corpus": [p.language, len(self.corpus), p.corpus_seed, p.corpus_path, p.map_sentences, p.crop_placeholder],
+            "evaluation": [
+                p.biosses_path,
+                p.probe_train_size,
+                p.probe_eval_size,
+                p.probe_max_length,
+                p.cosine_view_pairs,
+            ],
+        }
+        return self.run_dir(f"{method.name}-seed{seed}-{percent:g}pct", settings)
+
+    def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
+        """Train (or load the cached result of) one method at one seed on a share of the corpus."""
+        method = METHODS[method_name]
+        run_dir = self._run_dir(method, seed, percent)
+
+        def compute() -> dict:
+            encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
+            history = None
+            if method.trained:
+                corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
+                aug = None
+                if method.augmenter:
+                    extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
+                    aug = make_augmenter(method.augmenter, method.ratio, language=self.p.language, **extra)
+                history = train_contrastive(
+                    encoder,
+                    corpus,
+                    self.p.train_config(method, seed),
+                    self._dev_evaluator,
+                    aug,
+                    run_dir,
+                    desc=f"{method_name} seed {seed} ({percent:g}% of the corpus)",
+                )
+            run_dir.mkdir(parents=True, exist_ok=True)
+            np.save(
+                run_dir / "probe_embeddings.npy",
+                encoder.encode(self.probe_texts, show_progress=False).astype(np.float16),
+            )
+            return {
+                "method": method_name,
+                "label": method.label,
+                "seed": seed,
+                "percent": percent,
+                "metrics": self._evaluate(encoder, seed),
+                "history": asdict(history) if history else None,
+            }
+
+        return self.cached(run_dir, compute)
+
+    def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
+        return sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+
+    def _evaluate(self, encoder: Encoder, seed: int) -> dict[str, float]:
+        """The final metrics of a run: the cosine view, plus the ChineseBLUE probes for zh."""
+        metrics = self._dev_evaluator(encoder)
+        return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
+
+    def probe_embeddings(self, method_name: str, seed: int) -> np.ndarray:
+        self.run(method_name, seed)
+        return np.load(self._run_dir(METHODS[method_name], seed, 100.0) / "probe_embeddings.npy").astype(np.float32)
+
+    def instance_weighting_effect(self, n_batches: int = 40) -> dict:
+        """How many in-batch negatives instance weighting removes: the share of off-diagonal
+        pairs with cos >= phi under the frozen starting model (the complementary model), on
+        random training batches. A share near 0 means the IW rows equal their non-IW twins."""
+        import torch
+
+        b = self.p.batch_size
+        n = min(n_batches, len(self.corpus) // b) * b
+        idx = np.random.default_rng(self.p.corpus_seed).choice(len(self.corpus), n, replace=False)
+        encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=self.p.seeds[0])
+        emb = torch.from_numpy(
+            encoder.encode([self.corpus[i] for i in idx], max_length=self.p.max_length, show_progress=False)
+        )
+        removed = sum(int((instance_weights(emb[i : i + b], self.p.iw_phi) == 0).sum()) for i in range(0, n, b))
+        pairs = (n // b) * b * (b - 1)
+        return {
+            "phi": self.p.iw_phi,
+            "batches": n // b,
+            "pairs": pairs,
+            "removed": removed,
+            "share": removed / max(pairs, 1),
+        }
+
+    def fewshot_note(self) -> str:
+        """What the few-shot curve can show at this budget (Markdown)."""
+        seen = self.p.steps * self.p.batch_size
+        share = 100 * seen / len(self.corpus)
+        return (
+            f"Each run sees {self.p.steps} x {self.p.batch_size} = {seen:,} sentences of the "
+            f"{len(self.corpus):,}-sentence corpus "
+            f"({share:.1f}%). Shares above {share:.1f}% are never read in full, so at this budget differences between "
+            "those "
+            "points reflect which sentences were sampled, not how much text was available."
+        )
+
+    # ---- tables ---------------------------------------------------------------
+    def _table_runs(self) -> list[tuple[str, int]]:
+        return [
+            (name, seed)
+            for name in self.p.rows
+            for seed in (self.p.seeds if METHODS[name].trained else self.p.seeds[:1])
+        ]
+
+    def _fewshot_runs(self) -> list[tuple[str, int, float]]:
+        return [
+            (name, seed, float(pct))
+            for name in self.p.fewshot_rows
+            for pct in self.p.fewshot_percents
+            for seed in self.p.fewshot_seeds
+        ]
+
+    def planned_runs(self) -> list[tuple]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        return [*self._table_runs(), *self._fewshot_runs()]
+
+    def results(self) -> pd.DataFrame:
+        """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
+        rows = []
+        for name, seed in self._table_runs():
+            r = self.run(name, seed)
+            best = r["history"]["best_step"] if r["history"] else 0
+            rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
+        return pd.DataFrame(rows)
+
+    def histories(self) -> pd.DataFrame:
+        """Every evaluation of every trained run: the curves behind the table."""
+        rows = []
+        for name in self.p.rows:
+            if METHODS[name].trained:
+                for seed in self.p.seeds:
+                    for h in self.run(name, seed)["history"]["rows"]:
+                        rows.append({"method": name, "seed": seed, **h})
+        return pd.DataFrame(rows)
+
+    def fewshot(self) -> pd.DataFrame:
+        """Spearman at each corpus share, same number of steps (the paper's few-shot curve)."""
+        rows = []
+        for name, seed, pct in self._fewshot_runs():
+            r = self.run(name, seed, pct)
+            n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
+            rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
+        return pd.DataFrame(rows)
+
+    def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:
+        """Top-k neighbours of evenly spaced queries that have a gold partner, under each method
+        (first seed), side by side as in the MixCSE paper's Table 7; ``partner`` marks a gold partner."""
+        texts, with_partner = self.retrieval_texts, sorted(self.partners)
+        step = max(1, len(with_partner) // max(1, self.p.retrieval_queries))
+        queries = with_partner[::step][: self.p.retrieval_queries]
+        rows = []
+        for name in methods:
+            emb = self.probe_embeddings(name, self.p.seeds[0])[: len(texts)]
+            for q, hits in zip(queries, nearest_neighbours(emb, queries, k)):
+                for rank, (cid, score) in enumerate(hits, 1):
+                    rows.append(
+                        {
+                            "query": texts[q],
+                            "method": name,
+                            "rank": rank,
+                            "neighbour": texts[cid],
+                            "cosine": round(score, 3),
+                            "partner": cid in self.partners[q],
+                        }
+                    )
+        return pd.DataFrame(rows)
+
+    def retrieval_metric(self) -> pd.DataFrame:
+        """Paraphrase hit@1 over the whole retrieval set for every (row, seed): is a query's nearest
+        other sentence one of its gold partners? ``chance`` is what a random ranking reaches."""
+        rows = []
+        for name in self.p.rows:
+            for seed in self.p.seeds if METHODS[name].trained else self.p.seeds[:1]:
+                emb = self.probe_embeddings(name, seed)[: len(self.retrieval_texts)]
+                rows.append(
+                    {
+                        "method": name,
+                        "label": METHODS[name].label,
+                        "seed": seed,
+                        **paraphrase_hit_at_1(emb, self.partners),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def probe_sources(self) -> list[str]:
+        """Where each probe text comes from (legend of the embedding map)."""
+        label = "cMedQQ test" if self.p.language == "zh" else self.eval_name
+        return [label] * len(self.retrieval_texts) + ["PubMed (held out)"] * len(self.map_sentences)
+
+    def tables(self, results: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        """The study's result tables, titled; the first is the headline table."""
+        cosine_title = f"{self.eval_name}: cosine Spearman x100 (dev, test, all pairs), alignment and uniformity" + (
+            " of the cosine view (0/1 labels as scores)" if self.p.language == "zh" else ""
+        )
+        tables = {cosine_title: summarize(results, METRICS)}
+        if self.p.language == "zh":
+            tables = {"ChineseBLUE: probe scores x100 on test": chineseblue_table(results), **tables}
+        return tables
+
+    def verdict(self, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+        """The reading of the cosine view, preceded by the per-task reading for zh."""
+        lines = self._verdict(results, iw_effect)
+        return f"{chineseblue_verdict(results)}\n{lines}" if self.p.language == "zh" else lines
+
+    def best_trained_method(self, results: pd.DataFrame) -> str:
+        """The trained row with the highest mean dev Spearman (selection never looks at test); a tie goes
+        to the row listed first (SimCSE before its variants)."""
+        return best_row(results, "spearman_dev", [m for m in results.method.unique() if METHODS[m].trained])
+
+    def uses_instance_weighting(self) -> bool:
+        return any(METHODS[r].iw for r in self.p.rows)
+
+    def reference_score(self, results: pd.DataFrame, metric: str = "spearman_all") -> float | None:
+        """The starting model's score, when the zero-shot row is in the table."""
+        rows = results.loc[results.method == "zero_shot", metric]
+        return float(rows.mean()) if len(rows) else None
+
+    def _verdict(self, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+        """A plain-language reading of the cosine-view table, computed from it (Markdown); ``iw_effect``
+        is ``instance_weighting_effect()``, reported when the table has instance-weighted rows."""
+        means = results.groupby("method", sort=False)[["spearman_test", "spearman_all", "spearman_dev"]].mean() * 100
+        lines = []
+        if "zero_shot" in means.index:
+            base = means.loc["zero_shot"]
+            better = [m for m in means.index if m != "zero_shot" and means.loc[m, "spearman_all"] > base.spearman_all]
+            lines.append(
+                f"- Starting model: all-pairs {base.spearman_all:.2f}, test {base.spearman_test:.2f}. "
+                f"{len(better)} of {len(means) - 1} trained rows beat it on all pairs (mean over seeds)"
+                + (f": {', '.join(better)}." if better else ".")
+            )
+        if "simcse" in means.index:
+            s = means.loc["simcse"]
+            aug = [
+                m
+                for m in means.index
+                if m not in ("zero_shot", "simcse") and means.loc[m, "spearman_all"] > s.spearman_all
+            ]
+            lines.append(
+                f"- SimCSE: all-pairs {s.spearman_all:.2f}. Rows above it: {', '.join(aug) if aug else 'none'}."
+            )
+        best = self.best_trained_method(results)
+        lines.append(
+            f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
+            f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
+        )
+        if iw_effect is not None:
+            lines.append(
+                f"- Instance weighting (phi {iw_effect['phi']}) removed {iw_effect['removed']} of "
+                f"{iw_effect['pairs']:,} in-batch "
+                f"negative pairs ({iw_effect['share']:.2e}) on {iw_effect['batches']} sampled batches under the frozen "
+                "starting "
+                "model"
+                + (
+                    ": it is close to a no-op here, so each IW row matches its twin without IW."
+                    if iw_effect["share"] < 1e-3
+                    else "."
+                )
+            )
+        lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
+        return "\n".join(lines)
+
+    def summarize_fewshot(self, fewshot: pd.DataFrame) -> pd.DataFrame:
+        """The few-shot points as a table: one row per (method, corpus share)."""
+        name = fewshot.method + " @ " + fewshot.percent.map("{:g}%".format)
+        return summarize(fewshot.assign(method=name, label=name), ("spearman_test", "spearman_all"))
+
+    def record_results(
+        self,
+        record: RunRecord,
+        results: pd.DataFrame,
+        fewshot: pd.DataFrame,
+        tables: dict[str, pd.DataFrame],
+        iw_effect: dict | None,
+        retrieval: pd.DataFrame | None = None,
+    ) -> Path:
+        """``results.json`` (metrics, headline, provenance, compute time of every run used) and
+        ``results_table.txt``."""
+        best = self.best_trained_method(results)
+        means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
+        return self.write_record(
+            record,
+            tables,
+            metrics={
+                "per_seed": results.to_dict("records"),
+                "mean": means.to_dict("index"),
+                "fewshot": fewshot.to_dict("records"),
+                "best_by_dev": best,
+                "instance_weighting_effect": iw_effect,
+                "retrieval": None if retrieval is None else retrieval.to_dict("records"),
+            },
+            headline={
+                "name": f"{self.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
+                "value": float(means.loc[best, "spearman_all"] * 100),
+            },
+            model=self.model_source.description,
+            substitute_for=self.model_source.substitute_for,
+            corpus_sentences=len(self.corpus),
+        )

@@ -1,0 +1,128 @@
+"""What every study shares: run folders keyed by their settings, the run cache, the run record,
+reading rows and seeds, and the ``Study`` protocol that ``kit.batch`` is typed against.
+
+A study (``kit/studies/<notebook>/study.py``) derives from ``StudyBase``. Each training it makes is a
+*run*, identified by the settings that determine its result; the run's folder
+``<report_dir>/runs/<name>-<digest>/`` holds its checkpoint while it trains and its ``result.json``
+once it has finished, so a rerun with unchanged settings computes nothing. ``CACHE_VERSION`` enters
+every digest: raise it when a change to the kit changes what a cached run would compute.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Protocol
+
+import pandas as pd
+
+from kit.params import Params
+from kit.report.record import RunRecord
+from kit.report.tables import write_tables
+
+CACHE_VERSION = 2
+"""Part of every run key (1: the kit before run keys had a version)."""
+
+
+def run_key(name: str, settings: dict) -> str:
+    """``<name>-<8 hex digits>``: the folder name of a run, from its settings and ``CACHE_VERSION``."""
+    payload = json.dumps({"cache_version": CACHE_VERSION, **settings}, sort_keys=True, default=str)
+    return f"{name}-{hashlib.sha1(payload.encode()).hexdigest()[:8]}"
+
+
+def cached_run(run_dir: Path, compute: Callable[[], dict], seconds: dict[str, float]) -> dict:
+    """A finished run: ``run_dir/result.json`` if it exists, else ``compute()`` (a dict), timed into its
+    ``seconds`` field and saved there. The compute time of every run used, cached or not, is recorded
+    in ``seconds`` under the folder's name (the reports sum it). An exclusive lock on the folder makes a
+    process that wants a run another is computing (``kit.batch --jobs``) wait for its result instead of
+    training it a second time."""
+    run_dir = Path(run_dir)
+    result_file = run_dir / "result.json"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result_file.exists():
+            result = json.loads(result_file.read_text())
+        else:
+            t0 = time.perf_counter()
+            result = compute()
+            result["seconds"] = time.perf_counter() - t0
+            result_file.write_text(json.dumps(result))
+    seconds[run_dir.name] = result["seconds"]
+    return result
+
+
+class Study(Protocol):
+    """What ``kit.batch`` needs of a study: built from its parameters and report folder, it lists the
+    arguments of every ``run`` its notebook makes, and ``run(*args)`` computes (or loads) one of them."""
+
+    def __init__(self, params: Params, report_dir: str | Path) -> None: ...
+
+    def planned_runs(self) -> list[tuple]: ...
+
+    def run(self, *args) -> dict: ...
+
+
+class StudyBase:
+    """The run machinery of every study: ``run_dir`` names a run's folder from its settings, ``cached``
+    computes a run once, ``write_record`` writes the report's tables and ``results.json``."""
+
+    def __init__(self, params: Params, report_dir: str | Path):
+        self.p = params
+        self.report_dir = Path(report_dir)
+        self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
+
+    def planned_runs(self) -> list[tuple]:
+        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        raise NotImplementedError
+
+    def run(self, *args) -> dict:
+        raise NotImplementedError
+
+    def run_dir(self, name: str, settings: dict) -> Path:
+        """The folder of the run that ``settings`` (every setting its result depends on) identify."""
+        return self.report_dir / "runs" / run_key(name, settings)
+
+    def cached(self, run_dir: Path, compute: Callable[[], dict]) -> dict:
+        """``cached_run``; a finished run's checkpoint is deleted (its result is the record)."""
+        result = cached_run(run_dir, compute, self.run_seconds)
+        (run_dir / "checkpoint.pt").unlink(missing_ok=True)
+        return result
+
+    def write_record(
+        self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra
+    ) -> Path:
+        """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
+        ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables,
+        provenance, ``extra`` and the compute time of every run used."""
+        return record.write(
+            metrics=metrics,
+            headline=headline,
+            tables=write_tables(self.report_dir, tables),
+            runs=len(self.run_seconds),
+            compute_seconds=round(sum(self.run_seconds.values()), 1),
+            **extra,
+        )
+
+
+def best_row(results: pd.DataFrame, metric: str, rows: Iterable[str] | None = None) -> str:
+    """The row (``method`` column) with the highest mean ``metric`` over seeds, among ``rows`` (default:
+    every row); a tie goes to the row listed first."""
+    pool = results if rows is None else results[results.method.isin(list(rows))]
+    return pool.groupby("method", sort=False)[metric].mean().idxmax()
+
+
+def seed_spread(results: pd.DataFrame, metric: str, what: str, by: str = "method", scale: float = 100.0) -> str:
+    """A sentence on the seed-to-seed spread of ``metric`` (sample std over seeds per row, x ``scale``),
+    the smallest difference between rows that is more than noise at this budget."""
+    spread = results.groupby(by)[metric].std().dropna() * scale
+    if not len(spread):
+        return f"One seed per row: the seed-to-seed spread of {what} is not measured."
+    return (
+        f"Seed-to-seed std of {what} ranges {spread.min():.2f}-{spread.max():.2f} points over the rows: differences "
+        "smaller than that are noise at this budget."
+    )

@@ -1,0 +1,103 @@
+import numpy as np
+import pytest
+import torch
+
+from kit.core.metrics import STSEmbeddings, alignment, uniformity
+from kit.core.models import POOLERS, Encoder, masked_mean
+
+TEXTS = ["IL-6 rose.", "A much longer sentence about Kras G12D-induced lung cancer in mice.", "Short one", "p < 0.05"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return Encoder.from_pretrained("minilm", "mean")
+
+
+def test_minilm_biosses_matches_mteb(minilm, biosses):
+    """MTEB's published all-MiniLM-L6-v2 BIOSSES score (all 100 pairs, cosine Spearman) is 0.8164."""
+    score = STSEmbeddings.compute(minilm, biosses).spearman("all")
+    assert abs(score - 0.8164) < 0.01
+
+
+@pytest.mark.parametrize("pooler", POOLERS)
+def test_save_loads_in_sentence_transformers_with_the_same_embeddings(tmp_path, pooler):
+    from sentence_transformers import SentenceTransformer
+
+    enc = Encoder.from_pretrained("tiny-random-bert", pooler, seed=3)
+    st = SentenceTransformer(str(enc.save(tmp_path / pooler)), device="cpu")
+    np.testing.assert_allclose(st.encode(TEXTS), enc.encode(TEXTS), atol=1e-5)
+
+
+def test_layer_poolers_are_what_their_names_say():
+    enc = Encoder.from_pretrained("tiny-random-bert", "first_last_avg")
+    feats = enc.tokenize(TEXTS, 32)
+    with torch.no_grad():
+        hs = enc.backbone(**feats, output_hidden_states=True).hidden_states
+        mask = feats["attention_mask"].unsqueeze(-1).float()
+        for pooler, first in (("first_last_avg", hs[1]), ("embed_last_avg", hs[0])):
+            enc.pooler = pooler
+            expected = (((first + hs[-1]) / 2) * mask).sum(1) / mask.sum(1)
+            assert torch.allclose(enc(feats), expected, atol=1e-6)
+
+
+def test_mlp_only_in_training_for_cls_before_pooler():
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler").eval()
+    feats = enc.tokenize(TEXTS, 32)
+    with torch.no_grad():
+        cls = enc.backbone(**feats).last_hidden_state[:, 0]
+        assert torch.allclose(enc(feats), cls)
+        assert torch.allclose(enc(feats, training_head=True), enc.mlp(cls))
+
+
+def test_length_sorted_encoding_keeps_input_order():
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean")
+    together = enc.encode(TEXTS, batch_size=2)
+    alone = np.concatenate([enc.encode([t]) for t in TEXTS])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_unknown_pooler_is_an_error():
+    with pytest.raises(ValueError, match="choose one of"):
+        Encoder.from_pretrained("tiny-random-bert", "max")
+
+
+def test_alignment_uniformity_hand_cases():
+    x = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert alignment(x, x) == 0.0
+    assert alignment(x, -x) == pytest.approx(4.0)
+    # two orthogonal unit vectors: ||x-y||^2 = 2, uniformity = log exp(-2*2) = -4
+    assert uniformity(x) == pytest.approx(-4.0)
+
+
+def test_unknown_token_share_shows_minilm_does_not_know_most_chinese(minilm):
+    assert minilm.unknown_token_share(["Interleukin-6 levels rose after treatment."]) == 0.0
+    assert minilm.unknown_token_share(["糖尿病能根治吗"]) == pytest.approx(6 / 7)  # only 治 is in its vocabulary
+    assert minilm.unknown_token_share([]) == 0.0
+
+
+def test_half_precision_checkpoints_load_as_fp32_for_training(tmp_path):
+    tiny = Encoder.from_pretrained("tiny-random-bert")
+    tiny.backbone.half().save_pretrained(tmp_path)
+    tiny.tokenizer.save_pretrained(tmp_path)
+    assert {p.dtype for p in Encoder.from_pretrained(str(tmp_path)).parameters()} == {torch.float32}
+
+
+def test_sdpa_models_get_the_padding_mask_as_given_4d_and_the_same_embeddings(pubmed):
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=0)
+    feats = enc.tokenize(pubmed[:8], 64)
+    assert feats["attention_mask"].min() == 0  # the batch has padding, so the mask matters
+    four_d = enc._with_sdpa_mask(feats)["attention_mask"]
+    assert four_d.shape == (8, 1, 1, feats["attention_mask"].shape[1]) and four_d.dtype == torch.bool
+    with torch.no_grad():
+        plain = enc.backbone(**feats).last_hidden_state
+        given = enc.backbone(**enc._with_sdpa_mask(feats)).last_hidden_state
+    real = feats["attention_mask"].bool()
+    torch.testing.assert_close(given[real], plain[real])
+    enc.backbone.config._attn_implementation = "eager"  # eager attention adds a float mask: left to transformers
+    assert enc._with_sdpa_mask(feats) is feats
+
+
+def test_masked_mean_ignores_masked_tokens_and_gives_zeros_for_an_empty_mask():
+    states = torch.tensor([[[1.0], [3.0], [100.0]], [[5.0], [6.0], [7.0]]])
+    out = masked_mean(states, torch.tensor([[1, 1, 0], [0, 0, 0]]))
+    assert out.tolist() == [[2.0], [0.0]]

@@ -1,0 +1,50 @@
+"""Study 1's orchestration without training (the notebook smoke runs train)."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from kit.studies.simcse_augmentations import Params, Study
+from kit.studies.simcse_augmentations.params import METHODS
+
+
+def test_instance_weighting_effect_counts_removed_pairs(tmp_path):
+    """Duplicated sentences in a batch are certain false negatives: IW must remove them."""
+    study = Study(
+        Params.from_dict({"model": "tiny-random-bert", "batch_size": 8, "corpus_size": 64, "map_sentences": 0}),
+        tmp_path,
+    )
+    assert study.instance_weighting_effect(n_batches=4)["pairs"] == 4 * 8 * 7
+    study.corpus = [study.corpus[0]] * 64  # every pair identical: cos = 1 >= phi
+    effect = study.instance_weighting_effect(n_batches=2)
+    assert effect["removed"] == effect["pairs"] and effect["share"] == 1.0
+
+
+def test_best_row_is_a_trained_row_and_ties_go_to_the_row_listed_first(tmp_path):
+    study = Study(Params.from_dict({"model": "tiny-random-bert", "map_sentences": 0, "corpus_size": 100}), tmp_path)
+    results = pd.DataFrame({"method": ["zero_shot", "simcse", "mixcse_iw_no_mix"], "spearman_dev": [0.9, 0.7, 0.7]})
+    assert study.best_trained_method(results) == "simcse"
+
+
+def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
+    """A changed setting that changes a run's result gives a new folder: the run is recomputed, never reused."""
+    base = {"model": "tiny-random-bert", "corpus_size": 100, "map_sentences": 10}
+    other_biosses = tmp_path / "biosses.tsv"
+    other_biosses.write_bytes(Path(biosses.source).read_bytes())
+
+    def folder(**changes):
+        study = Study(Params.from_dict({**base, **changes}), tmp_path)
+        return study._run_dir(METHODS["simcse"], 0, 100.0).name
+
+    reference = folder()
+    assert reference == folder()
+    for change in (
+        {"lr": 1e-4},
+        {"map_sentences": 20},
+        {"biosses_path": str(other_biosses)},
+        {"corpus_seed": 1},
+        {"steps": 21},
+        {"crop_placeholder": "[MASK]"},
+        {"temperature": 0.1},
+    ):
+        assert folder(**change) != reference, change

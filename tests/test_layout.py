@@ -1,0 +1,96 @@
+"""The folder tree is the architecture: which part of the kit may import which, no study importing another,
+no module reading another object's private attributes, and the code style (ruff) clean."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kit.paths import PROJECT_ROOT
+
+KIT = PROJECT_ROOT / "kit"
+
+# What each part may import from the kit (itself always). kit.params reaches kit.core lazily, for its model
+# and device checks; the studies build on everything shared, never on kit.batch or on each other.
+ALLOWED = {
+    "kit": set(),  # the package's __init__: a docstring and the version
+    "kit.paths": set(),
+    "kit.data": {"kit.paths"},
+    "kit.core": {"kit.data", "kit.paths"},
+    "kit.params": {"kit.core"},
+    "kit.report": {"kit.core", "kit.params", "kit.paths"},
+    "kit.study": {"kit.params", "kit.report"},
+    "kit.studies": {"kit.core", "kit.data", "kit.params", "kit.paths", "kit.report", "kit.study"},
+    "kit.batch": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.studies"},
+}
+# Private attributes of other libraries' objects that the kit must touch: transformers keeps a model's attention
+# implementation in ``config._attn_implementation``; torch's ``Module._apply`` is how a module moves its parts.
+FOREIGN_PRIVATE = {"_attn_implementation", "_apply"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PROJECT_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def kit_imports(path: Path) -> set[str]:
+    """Every kit module imported anywhere in the file (top level or inside functions)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("kit")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kit"):
+            found.add(node.module)
+    return found
+
+
+def part(module: str) -> str:
+    """The part of the kit a module belongs to: kit.core, kit.data, ..., or kit.studies.<notebook>."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[1:2] == ["studies"] and len(parts) > 2 else ".".join(parts[:2])
+
+
+SOURCES = sorted(KIT.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_each_part_imports_only_what_the_layout_allows(path):
+    own = part(module_name(path))
+    allowed = ALLOWED["kit.studies" if own.startswith("kit.studies") else own] | {own}
+    for imported in kit_imports(path):
+        target = part(imported)
+        if own.startswith("kit.studies.") and target.startswith("kit.studies."):
+            assert target == own, f"{path.name}: a study imports another study ({imported})"
+        elif target not in ("kit", "kit.studies"):
+            assert target in allowed, f"{module_name(path)} imports {imported}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_no_module_reads_another_objects_private_attributes(path):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+            continue
+        base = node.value
+        own = (isinstance(base, ast.Name) and base.id in ("self", "cls")) or (
+            isinstance(base, ast.Call) and getattr(base.func, "id", "") == "super"
+        )
+        assert own or node.attr in FOREIGN_PRIVATE, f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+
+
+def test_the_layout_check_can_fail(tmp_path):
+    bad = tmp_path / "kit" / "studies" / "one" / "study.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("from kit.studies.two.method import thing\nimport kit.batch\n")
+    assert kit_imports(bad) == {"kit.studies.two.method", "kit.batch"}
+    assert part("kit.studies.two.method") == "kit.studies.two" and part("kit.core.models") == "kit.core"
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]])
+def test_ruff_is_clean(command):
+    """E, W, F, I and UP rules at line length 120, and ruff's formatting (pyproject.toml)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", *command, "."], cwd=PROJECT_ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
