@@ -140,7 +140,9 @@ def silver_label_distributions(labels: pd.DataFrame, titles: dict[str, str]) -> 
     fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         d = labels[labels.task == task]
-        if pd.api.types.is_numeric_dtype(d.label):
+        scores = pd.to_numeric(d.label, errors="coerce")  # STS and NLI tasks share one (object) column
+        if scores.notna().all():
+            d = d.assign(label=scores)
             sns.histplot(
                 d,
                 x="label",
