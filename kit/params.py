@@ -255,7 +255,8 @@ class Params:
     def describe(cls) -> str:
         """Every parameter with its type, constraint, default and help, as text."""
         hints = typing.get_type_hints(cls)
-        lines = [f"{cls.__name__}: {(cls.__doc__ or '').strip().splitlines()[0]}", ""]
+        summary = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+        lines = [f"{cls.__name__}: {summary}", ""]
         for f in dataclasses.fields(cls):
             spec = ", ".join(x for x in (_type_name(hints[f.name]), _constraint_text(f.metadata, hints[f.name])) if x)
             lines += [f"  {f.name}  ({spec}; default {python_literal(_default(f))})", f"      {f.metadata['help']}"]
