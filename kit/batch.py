@@ -34,6 +34,7 @@ import kit.studies
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
 from kit.report.index import write_index
+from kit.study import Study
 
 
 def notebooks() -> list[str]:
@@ -82,7 +83,7 @@ def prepare(file: Path) -> Run:
     try:
         params = study_params(run_file.notebook).from_dict(run_file.parameters)
         params.check_resources()
-    except ParameterError as err:
+    except (ParameterError, OSError, ValueError) as err:  # OSError: a data file that is missing or malformed
         raise ParameterError(f"{file}: {err}") from None
     return Run(file, run_file.notebook, run_file.name, params.to_dict())
 
@@ -140,7 +141,7 @@ def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, s
     if "OMP_NUM_THREADS" in env:
         torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
     module = study_module(run.notebook)
-    study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
+    study: Study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
     for args in study.planned_runs()[slot::jobs]:
         study.run(*args)
 
@@ -219,14 +220,6 @@ def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
             except Exception as err:
                 done(run, t0, None, err)
     return failures
-
-
-def parameters_cell_source(notebook: str) -> str:
-    """The source of the notebook file's cell tagged ``parameters``."""
-    import nbformat
-
-    nb = nbformat.read(NOTEBOOKS / f"{notebook}.ipynb", as_version=4)
-    return next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
 
 
 def sync_notebooks() -> list[str]:

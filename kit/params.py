@@ -78,7 +78,7 @@ def model_param(default: str = "minilm", what: str = "encoder"):
 
 def device_param():
     """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
-    return param("auto", "auto (CUDA when present), cpu, cuda or cuda:N", available=_check_device)
+    return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=_check_device)
 
 
 def _check_model(name: str) -> None:
@@ -240,12 +240,13 @@ class Params:
         """Cross-field checks; subclasses raise ParameterError."""
 
     def check_resources(self) -> None:
-        """Every field declared with ``available`` names something that can be loaded here."""
+        """Every field declared with ``available`` names something that can be loaded here; a study adds
+        the checks that need its data (sizes that must fit a corpus, say)."""
         for f in dataclasses.fields(self):
             if f.metadata.get("available") is not None:
                 try:
                     f.metadata["available"](getattr(self, f.name))
-                except (OSError, ValueError) as err:
+                except (OSError, ValueError, ImportError) as err:  # ImportError: an alias's package is missing
                     raise ParameterError(f"parameter '{f.name}': {err}") from None
 
     def to_dict(self) -> dict[str, Any]:
@@ -295,10 +296,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
 
     def construct_mapping(self, node, deep=False):
-        keys = [self.construct_object(key, deep=deep) for key, _ in node.value]
-        repeated = sorted({str(k) for k in keys if keys.count(k) > 1})
-        if repeated:
-            raise ParameterError(f"line {node.start_mark.line + 1}: key(s) {repeated} given more than once")
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise ParameterError(f"line {key_node.start_mark.line + 1}: key '{key}' given a second time")
+            seen.add(key)
         return super().construct_mapping(node, deep)
 
 

@@ -6,6 +6,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the hub is unreachable here: fai
 os.environ.setdefault("KIT_PROGRESS", "0")
 
 
+def pytest_configure(config):
+    from kit.core.progress import quiet_libraries
+
+    quiet_libraries()  # KIT_PROGRESS=0 also silences the bars of transformers and huggingface_hub
+
+
 @pytest.fixture(scope="session")
 def biosses():
     from kit.data import load_biosses

@@ -34,8 +34,8 @@ def test_every_notebook_has_a_smoke_file_and_a_study_package():
 
 
 def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_does(tmp_path):
-    """``papermill NOTEBOOK OUT -f params/<notebook>/<run>.yaml -p NAME VALUE``: the run file's values, the
-    overridden one, and the declared defaults for the rest, exactly as ``kit.batch`` would set them."""
+    """``papermill NOTEBOOK OUT -f params/<notebook>/<run>.yaml -p NAME VALUE -y "NAME: [LIST]"``: the run
+    file's values, the overridden ones, and the declared defaults for the rest, as ``kit.batch`` sets them."""
     import subprocess
     import sys
 
@@ -56,6 +56,8 @@ def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_doe
             "-p",
             "seed",
             "3",
+            "-y",
+            "languages: [en]",
             "-p",
             "report_dir",
             str(tmp_path),
@@ -68,7 +70,8 @@ def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_doe
     )
     assert out.returncode == 0, out.stderr[-3000:]
     record = json.loads((tmp_path / "results.json").read_text())
-    assert record["parameters"] == Params.from_dict({**yaml.safe_load(smoke.read_text()), "seed": 3}).to_dict()
+    expected = {**yaml.safe_load(smoke.read_text()), "seed": 3, "languages": ["en"]}
+    assert record["parameters"] == Params.from_dict(expected).to_dict()
 
 
 def test_study_report_has_every_table_and_figure(reports):

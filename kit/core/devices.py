@@ -18,10 +18,15 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 
 def check_device(name: str) -> None:
-    """Raise ``ValueError`` unless ``name`` is 'auto', 'cpu', 'cuda' or 'cuda:N' and, for CUDA, torch sees a GPU."""
-    if name not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", name):
-        raise ValueError(f"device {name!r} is not one of 'auto', 'cpu', 'cuda', 'cuda:N'")
+    """Raise ``ValueError`` unless ``name`` is 'auto', 'cpu', 'mps', 'cuda' or 'cuda:N' and torch sees that device."""
+    match = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if name not in ("auto", "cpu", "mps") and not match:
+        raise ValueError(f"device {name!r} is not one of 'auto', 'cpu', 'mps', 'cuda', 'cuda:N'")
     resolve_device(name)
+    if match and match.group(1) and int(match.group(1)) >= torch.cuda.device_count():
+        raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    if name == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("device 'mps' requested but torch sees no Apple GPU")
 
 
 def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:

@@ -43,6 +43,8 @@ def info_nce(
 
     With in-batch negatives only, this is sentence-transformers' MultipleNegativesRankingLoss at scale 1/tau.
     """
+    if own_negative_mask is not None and own_negatives is None:
+        raise ValueError("own_negative_mask masks own_negatives: give them too")
     if in_batch:
         target = torch.arange(len(anchors), device=anchors.device)
         block = cosine_matrix(anchors, positives) / temperature

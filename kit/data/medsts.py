@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import csv
 import os
+from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError, resolve
+from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError
 from kit.data.types import STSPairs
 
 MEDSTS = DatasetSpec(
     name="medsts",
     relpath="medsts/medsts.tsv",
     description="MedSTS / n2c2 2019 ClinicalSTS: clinical sentence pairs scored 0-5, one "
-    "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: pass "
-    "the path of your copy.",
+    "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: read "
+    "only from the explicit path of your copy, never from the data roots.",
     source="n2c2 2019 Track 1 (https://n2c2.dbmi.hms.harvard.edu/); Mayo Clinic MedSTS",
     licence="n2c2 / Mayo Clinic data use agreement",
     citation="Wang et al. (2020). MedSTS: a resource for clinical semantic textual similarity. Language Resources "
@@ -28,15 +29,15 @@ MEDSTS = DatasetSpec(
 
 
 def load_sts_tsv(path: str | os.PathLike | None, name: str = "MedSTS") -> STSPairs:
-    """A clinical STS file held locally (``sentence1 \\t sentence2 \\t score`` per line, no header),
-    at ``path`` or at ``medsts/medsts.tsv`` under a data root; every pair is in split 'test'."""
-    try:
-        file = resolve(MEDSTS, path)
-    except DataNotFoundError as err:
+    """A clinical STS file held locally (``sentence1 \\t sentence2 \\t score`` per line, no header), read
+    from its explicit path only; every pair is in split 'test'."""
+    if path is None or not Path(path).is_file():
+        given = "no path was given" if path is None else f"the explicit path {path} is not a file"
         raise DataNotFoundError(
-            f"{name} is credentialed (n2c2 / Mayo Clinic) and not redistributed. {err} "
-            "Leave the path unset to evaluate on BIOSSES instead."
-        ) from None
+            f"{name} is credentialed ({MEDSTS.licence}) and not redistributed; {given}. Pass the path of your "
+            "copy, or leave it unset to evaluate on BIOSSES instead."
+        )
+    file = Path(path)
     s1, s2, scores = [], [], []
     with open(file, encoding="utf-8", newline="") as f:
         for line, row in enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), 1):

@@ -129,3 +129,12 @@ def test_one_own_negative_given_flat_or_as_a_list_of_one_is_the_same_loss():
     assert torch.allclose(flat, nested, atol=1e-6)
     with pytest.raises(ValueError, match="in-batch"):
         info_nce(z1, z2, 0.05, in_batch=False, weights=torch.ones(6, 6))
+    with pytest.raises(ValueError, match="give them too"):
+        info_nce(z1, z2, 0.05, own_negative_mask=torch.ones(6, 1))
+
+
+def test_with_in_batch_negatives_a_mask_drops_only_padded_own_negatives():
+    z1, z2 = views()
+    own = torch.randn(6, 2, 8)
+    masked = info_nce(z1, z2, 0.05, own_negatives=own, own_negative_mask=torch.tensor([[1, 0]] * 6))
+    assert torch.allclose(masked, info_nce(z1, z2, 0.05, own_negatives=own[:, :1]), atol=1e-6)

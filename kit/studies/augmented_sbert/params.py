@@ -45,7 +45,9 @@ class AugSBERTParams(Params):
         [0], "training seeds of biosses_kfold (each over every fold)", min=0, nonempty=True, unique=True
     )
     folds: int = param(5, "biosses_kfold: number of folds over the 100 pairs", min=2)
-    fold_seed: int = param(1234, "biosses_kfold: seed of the folds (the same for every training seed)", min=0)
+    fold_seed: int = param(
+        1234, "seed of the biosses_kfold folds (the same for every training seed) and of the pool_pubmed sample", min=0
+    )
     top_k: int = param(1, "semantic sampling: new nearest neighbours per pool sentence (the paper: 5)", min=1)
     pool_pubmed: int = param(0, "STS tasks: seeded PubMed sentences added to the silver pool", min=0)
     epochs: int = param(2, "bi-encoder epochs (gold + silver trains as many epochs on more pairs)", min=1)

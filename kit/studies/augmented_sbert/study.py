@@ -138,7 +138,7 @@ class Study(StudyBase):
             "fit": asdict(p.fit_config(seed)),
             "cross": asdict(p.cross_config(seed)),
             "top_k": p.top_k,
-            "pool_pubmed": p.pool_pubmed,
+            "pool_pubmed": [p.pool_pubmed, p.fold_seed] if p.pool_pubmed else 0,  # the sample is seeded by fold_seed
             "data": [p.biosses_path, p.rqe_path, p.mednli_path],
             "split_setup": [p.folds, p.fold_seed]
             if task == "biosses_kfold"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.core.models import PoolerName
+from kit.core.models import PoolerName, hidden_size
 from kit.core.train import TrainConfig
+from kit.data import load_pubmed_sentences
 from kit.params import ParameterError, Params, device_param, model_param, param
 
 
@@ -85,7 +86,11 @@ class MedSEParams(Params):
     definition_max_length: int = param(64, "tokens per definition", min=1)
     dedup: Literal["naive", "remove", "replace"] = param("replace", "sentences whose entity is already in the batch")
     cutoff_rate: float = param(0.15, "ConSERT token cutoff: share of content tokens zeroed", gt=0, lt=1)
-    whitening_sentences: int = param(2000, "held-out PubMed sentences the whitening is fitted on", min=2)
+    whitening_sentences: int = param(
+        2000,
+        "corpus sentences the whitening is fitted on (never an evaluation sentence); more than the model's width",
+        min=2,
+    )
     whitening_dim: int | None = param(None, "dimensions kept after whitening; None: all", min=1)
     none_share_sweep: list[float] = param(
         [], "S_none shares swept for the sweep rows (the main share is added)", min=0, max=1, unique=True
@@ -94,7 +99,7 @@ class MedSEParams(Params):
         [], "lambda values swept for MED-SE (the main lambda is added)", min=0, unique=True
     )
     dedup_sweep: list[Literal["naive", "remove", "replace"]] = param(
-        [], "duplicate handlings swept for MED-SE", unique=True
+        [], "duplicate handlings swept for MED-SE (the main one is added)", unique=True
     )
     sweep_rows: list[str] = param(["simcse", "medse"], "rows of the S_none sweep", choices=TRAINED, unique=True)
     sweep_seeds: list[int] = param([0], "seeds of every sweep", min=0, nonempty=True, unique=True)
@@ -111,6 +116,23 @@ class MedSEParams(Params):
             raise ParameterError(
                 f"parameter 'train_size': {self.train_size} sentences are fewer than one batch "
                 f"(batch_size {self.batch_size})"
+            )
+
+    def check_resources(self) -> None:
+        """The models and device, then what needs the data: the corpus holds a run's training sentences, and
+        the whitening sample is wider than the model (a covariance needs more samples than dimensions)."""
+        super().check_resources()
+        corpus = len(load_pubmed_sentences(self.corpus_path))
+        if self.train_size > corpus:
+            raise ParameterError(
+                f"parameter 'train_size': {self.train_size:,} sentences per run, but the corpus has {corpus:,}"
+                + ("; pass corpus_path with a larger corpus" if self.corpus_path is None else "")
+            )
+        dim = hidden_size(self.model)
+        if any(ROWS[r].whitening for r in self.rows) and self.whitening_sentences <= dim:
+            raise ParameterError(
+                f"parameter 'whitening_sentences': whitening {self.model}'s {dim} dimensions needs more than {dim} "
+                f"sentences, got {self.whitening_sentences}"
             )
 
     def train_config(self, seed: int) -> TrainConfig:

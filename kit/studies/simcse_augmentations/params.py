@@ -45,6 +45,7 @@ METHODS: dict[str, Method] = {
     ]
 }
 assert all(m.augmenter in (None, *AUGMENTERS) for m in METHODS.values())
+TRAINED = [name for name, m in METHODS.items() if m.trained]
 
 
 @dataclass
@@ -82,7 +83,7 @@ class SimCSEParams(Params):
         [1, 10, 100], "few-shot curve: shares of the corpus in %, same steps", gt=0, max=100, unique=True
     )
     fewshot_rows: list[str] = param(
-        ["simcse", "mixcse_iw"], "rows trained at every few-shot share", choices=METHODS, unique=True
+        ["simcse", "mixcse_iw"], "rows trained at every few-shot share", choices=TRAINED, unique=True
     )
     fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
@@ -90,7 +91,11 @@ class SimCSEParams(Params):
     device: str = device_param()
     compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
     biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
-    corpus_path: str | None = param(None, "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: shared")
+    corpus_path: str | None = param(
+        None,
+        "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: the shared PubMed sentences (en) or "
+        "the pooled ChineseBLUE train sentences (zh)",
+    )
     probe_train_size: int | None = param(None, "zh: probe-train examples per task (seeded subsample); None: all", min=1)
     probe_eval_size: int | None = param(
         None, "zh: probe dev and test examples per task (seeded subsample); None: all", min=1
@@ -101,6 +106,8 @@ class SimCSEParams(Params):
     )
 
     def validate(self) -> None:
+        if not any(METHODS[r].trained for r in self.rows):
+            raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
         if self.corpus_size is not None and self.corpus_size < self.batch_size:
             raise ParameterError(
                 f"parameter 'corpus_size': {self.corpus_size} sentences are fewer than one batch "
