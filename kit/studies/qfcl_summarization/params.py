@@ -35,8 +35,9 @@ ROWS = {
 
 @dataclass
 class QFCLParams(Params):
-    """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo
-    (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum split, all four rows, one seed)."""
+    """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo that shows
+    the report, too short for the summarizer to learn (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum
+    split, all four rows, one seed, 52 steps)."""
 
     model: str = model_param(what="seq2seq model (bart-*, t5-*) or an encoder to warm-start a BERT2BERT from")
     dataset: Literal["meqsum", "healthcaremagic"] = param("meqsum", "question-summary pairs to train and test on")
