@@ -29,6 +29,12 @@ from typing import Any, Literal
 
 import yaml
 
+from kit.core.devices import check_device
+from kit.core.models import PoolerName, check_available
+
+if typing.TYPE_CHECKING:
+    from kit.core.train import TrainConfig
+
 
 class ParameterError(ValueError):
     """A run's parameters do not fit the study's declaration."""
@@ -72,25 +78,13 @@ def model_param(default: str = "minilm", what: str = "encoder"):
     return param(
         default,
         f"{what}: an offline alias (minilm, tiny-random-bert, random-bert-base), a Hugging Face name or a local folder",
-        available=_check_model,
+        available=check_available,
     )
 
 
 def device_param():
     """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
-    return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=_check_device)
-
-
-def _check_model(name: str) -> None:
-    from kit.core.models import check_available
-
-    check_available(name)
-
-
-def _check_device(name: str) -> None:
-    from kit.core.devices import check_device
-
-    check_device(name)
+    return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)
 
 
 def _is_optional(tp) -> bool:
@@ -287,6 +281,41 @@ class Params:
 
 def _default(f: dataclasses.Field) -> Any:
     return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
+@dataclass
+class ContrastiveTrainingParams(Params):
+    """The parameters of ``kit.core.train``'s contrastive loop, declared once for every study that trains a
+    sentence encoder with it; the defaults are a demo-sized budget."""
+
+    model: str = model_param()
+    pooler: PoolerName = param("mean", "how the trained encoder's token states become a sentence embedding")
+    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
+    steps: int = param(20, "optimizer steps per training run", min=1)
+    eval_every: int = param(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
+    batch_size: int = param(32, "sentences per batch; each sentence's negatives are the others", min=2)
+    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
+    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=1)
+    temperature: float = param(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
+    device: str = device_param()
+    compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
+
+    def train_config(self, seed: int, **loss_options) -> TrainConfig:
+        """The ``TrainConfig`` of one run; ``loss_options`` (``mix_lambda``, ``iw_phi``) come from the row."""
+        from kit.core.train import TrainConfig
+
+        return TrainConfig(
+            lr=self.lr,
+            batch_size=self.batch_size,
+            max_length=self.max_length,
+            temperature=self.temperature,
+            steps=self.steps,
+            eval_every=self.eval_every,
+            seed=seed,
+            device=self.device,
+            compile=self.compile,
+            **loss_options,
+        )
 
 
 # ---- run files ----------------------------------------------------------------------------

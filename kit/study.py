@@ -20,6 +20,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from kit.core.models import resolve_model
 from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
@@ -74,6 +75,7 @@ class StudyBase:
     def __init__(self, params: Params, report_dir: str | Path):
         self.p = params
         self.report_dir = Path(report_dir)
+        self.model_source = resolve_model(params.model)  # what the model is and stands in for, for the reports
         self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
 
     def planned_runs(self) -> list[tuple]:
@@ -97,12 +99,14 @@ class StudyBase:
         self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra
     ) -> Path:
         """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
-        ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables,
-        provenance, ``extra`` and the compute time of every run used."""
+        ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model
+        and what it substitutes, provenance, ``extra`` and the compute time of every run used."""
         return record.write(
             metrics=metrics,
             headline=headline,
             tables=write_tables(self.report_dir, tables),
+            model=self.model_source.description,
+            substitute_for=self.model_source.substitute_for,
             runs=len(self.run_seconds),
             compute_seconds=round(sum(self.run_seconds.values()), 1),
             **extra,

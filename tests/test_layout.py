@@ -21,7 +21,7 @@ ALLOWED = {
     "kit.core": {"kit.data", "kit.paths"},
     "kit.params": {"kit.core"},
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
-    "kit.study": {"kit.params", "kit.report"},
+    "kit.study": {"kit.core", "kit.params", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.params", "kit.paths", "kit.report", "kit.study"},
     "kit.batch": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
 }

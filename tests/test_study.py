@@ -7,9 +7,9 @@ import pandas as pd
 
 import kit.study
 from kit.core.train import TrainConfig
+from kit.params import ContrastiveTrainingParams
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std, write_tables
-from kit.studies.explore_augmentations import Params
 from kit.study import StudyBase, best_row, cached_run, run_key, seed_spread
 
 
@@ -39,7 +39,8 @@ def test_run_keys_change_with_every_setting_and_with_the_cache_version(monkeypat
 
 
 def test_a_finished_runs_checkpoint_is_removed_and_the_record_sums_every_runs_time(tmp_path):
-    study = StudyBase(Params(), tmp_path)
+    params = ContrastiveTrainingParams(model="tiny-random-bert")
+    study = StudyBase(params, tmp_path)
     run_dir = study.run_dir("row-seed0", {"a": 1})
 
     def compute():
@@ -49,7 +50,7 @@ def test_a_finished_runs_checkpoint_is_removed_and_the_record_sums_every_runs_ti
     assert study.cached(run_dir, compute)["score"] == 1.0 and not (run_dir / "checkpoint.pt").exists()
     table = pd.DataFrame({"row": ["gold"], "value": [mean_std([1.0, 3.0])]})
     out = study.write_record(
-        RunRecord("explore_augmentations", tmp_path, Params().to_dict()),
+        RunRecord("a_study", tmp_path, params.to_dict()),
         {"scores": table},
         metrics={"m": 1},
         headline={"name": "h", "value": 2.0},
@@ -57,6 +58,7 @@ def test_a_finished_runs_checkpoint_is_removed_and_the_record_sums_every_runs_ti
     )
     record = json.loads(out.read_text())
     assert record["runs"] == 1 and record["compute_seconds"] >= 0 and record["note"] == "x"
+    assert record["model"].startswith("random-initialised BERT") and record["parameters"]["model"] == "tiny-random-bert"
     assert record["tables"] == {"scores": [{"row": "gold", "value": "2.00 ± 1.41"}]}
 
 

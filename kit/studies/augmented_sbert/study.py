@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from kit.core.metrics import spearman
-from kit.core.models import resolve_model
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.report.record import RunRecord
@@ -59,7 +58,6 @@ class Study(StudyBase):
 
     def __init__(self, params: AugSBERTParams, report_dir: str | Path):
         super().__init__(params, report_dir)
-        self.model_source = resolve_model(params.model)
         self._splits: dict[str, list[Split]] = {}
 
     # ---- tasks ------------------------------------------------------------------
@@ -434,6 +432,4 @@ class Study(StudyBase):
                 "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
                 "value": float(means[(first, CONDITIONS[2])]),
             },
-            model=self.model_source.description,
-            substitute_for=self.model_source.substitute_for,
         )

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.core.models import PoolerName, hidden_size
-from kit.core.train import TrainConfig
+from kit.core.models import hidden_size
 from kit.data import load_pubmed_sentences
-from kit.params import ParameterError, Params, device_param, model_param, param
+from kit.params import ContrastiveTrainingParams, ParameterError, param
 
 
 @dataclass(frozen=True)
@@ -55,12 +54,11 @@ TRAINED = [name for name, row in ROWS.items() if row.kind != "zero_shot"]
 
 
 @dataclass
-class MedSEParams(Params):
+class MedSEParams(ContrastiveTrainingParams):
     """Study 4: MED-SE, SimCSE plus an entity-definition loss, with its baselines. Defaults: a demo
-    (offline MiniLM, the mean pooler with and without whitening, SimCSE and MED-SE, 2 seeds, no sweeps)."""
+    (offline MiniLM, the mean pooler with and without whitening, SimCSE and MED-SE, 2 seeds of 20 steps at
+    batch 32, no sweeps)."""
 
-    model: str = model_param()
-    pooler: PoolerName = param("mean", "pooler of the trained rows (zero-shot rows name their own)")
     rows: list[str] = param(
         ["mean", "mean_whitening", "simcse", "medse"],
         "rows of the results table",
@@ -68,13 +66,6 @@ class MedSEParams(Params):
         nonempty=True,
         unique=True,
     )
-    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
-    steps: int = param(30, "optimizer steps per training run", min=1)
-    eval_every: int = param(10, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
-    batch_size: int = param(64, "sentences per batch", min=2)
-    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
-    max_length: int = param(32, "tokens per training sentence", min=1)
-    temperature: float = param(0.05, "temperature of the sentence-level InfoNCE", gt=0)
     train_size: int = param(4000, "training sentences per run (a mixture of S_ent and S_none)", min=1)
     none_share: float = param(0.1, "share of the training sentences without a linked entity (S_none)", min=0, max=1)
     lam: float = param(0.1, "lambda: weight of the entity loss in L_sen + lambda L_ent", min=0)
@@ -105,7 +96,6 @@ class MedSEParams(Params):
     sweep_seeds: list[int] = param([0], "seeds of every sweep", min=0, nonempty=True, unique=True)
     corpus_seed: int = param(1234, "seed of the training mixtures, chosen entities and whitening sample", min=0)
     examples: int = param(5, "linked training sentences shown", min=0)
-    device: str = device_param()
     biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
     corpus_path: str | None = param(None, "training sentences, one per line (.txt or .txt.gz); None: shared PubMed")
     ontology_path: str | None = param(None, "a Disease Ontology definitions file instead of the shared one")
@@ -134,15 +124,3 @@ class MedSEParams(Params):
                 f"parameter 'whitening_sentences': whitening {self.model}'s {dim} dimensions needs more than {dim} "
                 f"sentences, got {self.whitening_sentences}"
             )
-
-    def train_config(self, seed: int) -> TrainConfig:
-        return TrainConfig(
-            lr=self.lr,
-            batch_size=self.batch_size,
-            max_length=self.max_length,
-            temperature=self.temperature,
-            steps=self.steps,
-            eval_every=self.eval_every,
-            seed=seed,
-            device=self.device,
-        )

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.metrics import STSEmbeddings
-from kit.core.models import Encoder, resolve_model
+from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
 from kit.core.train import TrainConfig, train_contrastive
 from kit.core.whitening import Whitening
@@ -48,7 +48,6 @@ class Study(StudyBase):
 
     def __init__(self, params: MedSEParams, report_dir: str | Path, linker: Linker | None = None):
         super().__init__(params, report_dir)
-        self.model_source = resolve_model(params.model)
         self.ontology = {e.id: e for e in load_disease_ontology(params.ontology_path)}
         self.linker = linker or DictionaryLinker(list(self.ontology.values()))
         self.sts = load_biosses(params.biosses_path)
@@ -403,7 +402,5 @@ class Study(StudyBase):
                 "name": f"BIOSSES all-pairs Spearman x100 ({ROWS[head].label})",
                 "value": float(means.loc[head, "spearman_all"] * 100),
             },
-            model=self.model_source.description,
-            substitute_for=self.model_source.substitute_for,
             entity_pairs=len(self.entity_pairs),
         )

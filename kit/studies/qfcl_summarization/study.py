@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.core.models import resolve_model
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std
 from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, spacy_pipeline
@@ -46,7 +45,7 @@ class Study(StudyBase):
         """What this run uses (Markdown), stating substitutes plainly."""
         p = self.p
         sub = ""
-        if p.model == "minilm" or resolve_model(p.model).substitute_for:
+        if p.model == "minilm" or self.model_source.substitute_for:
             sub = (
                 " **Substitute** for `facebook/bart-large` (no pretrained seq2seq model is available offline): a "
                 "BERT2BERT "

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.core.augment import AUGMENTERS
-from kit.core.models import PoolerName
 from kit.core.train import TrainConfig
-from kit.params import ParameterError, Params, device_param, model_param, param
+from kit.params import ContrastiveTrainingParams, ParameterError, param
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,11 @@ TRAINED = [name for name, m in METHODS.items() if m.trained]
 
 
 @dataclass
-class SimCSEParams(Params):
+class SimCSEParams(ContrastiveTrainingParams):
     """Study 1: unsupervised SimCSE with text augmentations and MixCSE-IW. Defaults: the demo (offline
-    MiniLM, six rows, 2 seeds, 20 steps at batch 32, about 11 minutes on 2 CPU cores)."""
+    MiniLM, six rows, 2 seeds, 20 steps at batch 32, about 12 minutes on 2 CPU cores)."""
 
     language: Literal["en", "zh"] = param("en", "en: PubMed sentences, BIOSSES; zh: ChineseBLUE sentences and probes")
-    model: str = model_param()
-    pooler: PoolerName = param("mean", "how token states become a sentence embedding (kit.core.models)")
     rows: list[str] = param(
         ["zero_shot", "simcse", "crop_10", "deletion_10", "punctuation_insertion_10", "mixcse_iw"],
         "rows of the results table",
@@ -63,13 +60,6 @@ class SimCSEParams(Params):
         nonempty=True,
         unique=True,
     )
-    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
-    steps: int = param(20, "optimizer steps per training run", min=1)
-    eval_every: int = param(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
-    batch_size: int = param(32, "sentences per batch; each sentence's negatives are the others", min=2)
-    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
-    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=1)
-    temperature: float = param(0.05, "InfoNCE temperature tau", gt=0)
     mix_lambda: float = param(0.2, "MixCSE: weight lambda of the positive in the mixed negative", min=0, max=1)
     iw_phi: float = param(
         0.9, "instance weighting: negatives whose complementary-model cosine reaches phi are dropped", min=-1, max=1
@@ -88,8 +78,6 @@ class SimCSEParams(Params):
     fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
     map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
-    device: str = device_param()
-    compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
     biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
     corpus_path: str | None = param(
         None,
@@ -114,17 +102,8 @@ class SimCSEParams(Params):
                 f"(batch_size {self.batch_size})"
             )
 
-    def train_config(self, method: Method, seed: int) -> TrainConfig:
-        return TrainConfig(
-            lr=self.lr,
-            batch_size=self.batch_size,
-            max_length=self.max_length,
-            temperature=self.temperature,
-            steps=self.steps,
-            eval_every=self.eval_every,
-            seed=seed,
-            device=self.device,
-            mix_lambda=self.mix_lambda if method.mix else None,
-            iw_phi=self.iw_phi if method.iw else None,
-            compile=self.compile,
+    def method_config(self, method: Method, seed: int) -> TrainConfig:
+        """The run's ``TrainConfig``: MixCSE and instance weighting as the row asks."""
+        return self.train_config(
+            seed, mix_lambda=self.mix_lambda if method.mix else None, iw_phi=self.iw_phi if method.iw else None
         )

@@ -18,7 +18,7 @@ import pandas as pd
 from kit.core.augment import make_augmenter
 from kit.core.losses import instance_weights
 from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
-from kit.core.models import Encoder, resolve_model
+from kit.core.models import Encoder
 from kit.core.train import train_contrastive
 from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
 from kit.report.record import RunRecord
@@ -42,7 +42,6 @@ class Study(StudyBase):
 
     def __init__(self, params: SimCSEParams, report_dir: str | Path):
         super().__init__(params, report_dir)
-        self.model_source = resolve_model(params.model)
         if params.language == "en":
             self.sts, self.eval_name, self.positive_threshold = load_biosses(params.biosses_path), "BIOSSES", 4.0
             full = load_pubmed_sentences(params.corpus_path)
@@ -149,7 +148,7 @@ class Study(StudyBase):
             "percent": percent,
             "model": p.model,
             "pooler": p.pooler,
-            "train": asdict(p.train_config(method, seed)) if method.trained else None,
+            "train": asdict(p.method_config(method, seed)) if method.trained else None,
             "corpus": [p.language, len(self.corpus), p.corpus_seed, p.corpus_path, p.map_sentences, p.crop_placeholder],
             "evaluation": [
                 p.biosses_path,
@@ -178,7 +177,7 @@ class Study(StudyBase):
                 history = train_contrastive(
                     encoder,
                     corpus,
-                    self.p.train_config(method, seed),
+                    self.p.method_config(method, seed),
                     self._dev_evaluator,
                     aug,
                     run_dir,
@@ -445,7 +444,5 @@ class Study(StudyBase):
                 "name": f"{self.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
                 "value": float(means.loc[best, "spearman_all"] * 100),
             },
-            model=self.model_source.description,
-            substitute_for=self.model_source.substitute_for,
             corpus_sentences=len(self.corpus),
         )
