@@ -30,7 +30,7 @@ from typing import Any, Literal
 import yaml
 
 from kit.core.devices import check_device
-from kit.core.models import PoolerName, check_available
+from kit.core.models import ALIASES, PoolerName, check_available
 
 if typing.TYPE_CHECKING:
     from kit.core.train import TrainConfig
@@ -77,7 +77,7 @@ def model_param(default: str = "minilm", what: str = "encoder"):
     """A model name, checked by ``check_resources`` (``kit.core.models.check_available``)."""
     return param(
         default,
-        f"{what}: an offline alias (minilm, tiny-random-bert, random-bert-base), a Hugging Face name or a local folder",
+        f"{what}: an offline alias ({', '.join(ALIASES)}), a Hugging Face name or a local folder",
         available=check_available,
     )
 

@@ -58,6 +58,8 @@ def info_nce(
             raise ValueError("instance weights apply to in-batch negatives (in_batch=True)")
         target, columns = torch.zeros(len(anchors), dtype=torch.long, device=anchors.device), []
     if not in_batch or shared_negatives is not None or own_negatives is not None:
+        # normalised again, not shared with cosine_matrix: one graph per use keeps the gradients (and every
+        # cached result) bit-identical to the kit's earlier separate SimCSE and QFCL losses
         a = F.normalize(anchors, dim=-1)
         if not in_batch:
             columns.append((a * F.normalize(positives, dim=-1)).sum(-1, keepdim=True) / temperature)

