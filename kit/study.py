@@ -2,15 +2,19 @@
 reading rows and seeds, and the ``Study`` protocol that ``kit.batch`` is typed against.
 
 A study (``kit/studies/<notebook>/study.py``) derives from ``StudyBase``. Each training it makes is a
-*run*, identified by the settings that determine its result; the run's folder
-``<report_dir>/runs/<name>-<digest>/`` holds its checkpoint while it trains and its ``result.json``
-once it has finished, so a rerun with unchanged settings computes nothing. ``CACHE_VERSION`` enters
-every digest: raise it when a change to the kit changes what a cached run would compute.
+*run*, identified by everything that determines its result: its settings, the content of the data it
+reads (``kit.core.fingerprint.digest`` of the loaded values, not file names), the model's weights or
+revision, and ``CACHE_VERSION``. The run's folder ``<report_dir>/runs/<name>-<digest>/`` holds its
+checkpoint while it trains and its ``result.json`` once it has finished, so a rerun with unchanged
+inputs computes nothing and a changed input is never served from the cache. Raise ``CACHE_VERSION``
+when a change to the kit changes what a cached run would compute. A damaged ``result.json`` is set
+aside (renamed) and its run computed again.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import time
@@ -20,13 +24,14 @@ from typing import Protocol
 
 import pandas as pd
 
-from kit.core.models import resolve_model
+from kit.core.files import set_aside, write_text_atomic
+from kit.core.models import model_fingerprint, resolve_model
 from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
-CACHE_VERSION = 2
-"""Part of every run key (1: the kit before run keys had a version)."""
+CACHE_VERSION = 3
+"""Part of every run key (1: the kit before run keys had a version; 2: before keys held content digests)."""
 
 
 def run_key(name: str, settings: dict) -> str:
@@ -46,14 +51,28 @@ def cached_run(run_dir: Path, compute: Callable[[], dict], seconds: dict[str, fl
     run_dir.mkdir(parents=True, exist_ok=True)
     with open(run_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if result_file.exists():
-            result = json.loads(result_file.read_text())
-        else:
+        result = read_result(result_file)
+        if result is None:
             t0 = time.perf_counter()
             result = compute()
             result["seconds"] = time.perf_counter() - t0
-            result_file.write_text(json.dumps(result))
+            write_text_atomic(result_file, json.dumps(result))
     seconds[run_dir.name] = result["seconds"]
+    return result
+
+
+def read_result(result_file: Path) -> dict | None:
+    """A finished run's result, or None: when there is none, or when it is damaged (not JSON, not a
+    record with its ``seconds``), in which case it is set aside and the run is computed again."""
+    if not result_file.exists():
+        return None
+    try:
+        result = json.loads(result_file.read_text(encoding="utf-8"))
+        if not isinstance(result, dict) or not isinstance(result.get("seconds"), (int, float)):
+            raise ValueError("not a run result with its compute time")
+    except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError is a ValueError
+        set_aside(result_file, str(err))
+        return None
     return result
 
 
@@ -85,9 +104,16 @@ class StudyBase:
     def run(self, *args) -> dict:
         raise NotImplementedError
 
-    def run_dir(self, name: str, settings: dict) -> Path:
-        """The folder of the run that ``settings`` (every setting its result depends on) identify."""
-        return self.report_dir / "runs" / run_key(name, settings)
+    def run_dir(self, name: str, settings: dict, data: str) -> Path:
+        """The folder of the run identified by ``settings`` (every setting its result depends on),
+        ``data`` (the ``digest`` of every data value it reads: the corpus as sampled, the evaluation
+        sets as loaded) and the model's weights (``model_fingerprint``)."""
+        inputs = {"data": data, "model_weights": self.model_fingerprint}
+        return self.report_dir / "runs" / run_key(name, {**settings, "inputs": inputs})
+
+    @functools.cached_property
+    def model_fingerprint(self) -> str:
+        return model_fingerprint(self.p.model)
 
     def cached(self, run_dir: Path, compute: Callable[[], dict]) -> dict:
         """``cached_run``; a finished run's checkpoint is deleted (its result is the record)."""

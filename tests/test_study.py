@@ -41,7 +41,7 @@ def test_run_keys_change_with_every_setting_and_with_the_cache_version(monkeypat
 def test_a_finished_runs_checkpoint_is_removed_and_the_record_sums_every_runs_time(tmp_path):
     params = ContrastiveTrainingParams(model="tiny-random-bert")
     study = StudyBase(params, tmp_path)
-    run_dir = study.run_dir("row-seed0", {"a": 1})
+    run_dir = study.run_dir("row-seed0", {"a": 1}, data="d")
 
     def compute():
         (run_dir / "checkpoint.pt").write_text("state")

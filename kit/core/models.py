@@ -29,6 +29,7 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
 from kit.core.devices import to_device
+from kit.core.fingerprint import digest, folder_digest
 from kit.core.progress import bar
 
 PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
@@ -116,6 +117,23 @@ def check_available(name: str) -> None:
             f"model '{name}' is neither a local folder nor in the Hugging Face cache, and the hub "
             f"did not answer ({type(err).__name__}: {str(err)[:200]}). {how}"
         ) from None
+
+
+def model_fingerprint(name: str) -> str:
+    """What identifies a model's weights, for run keys: a digest of the folder's files (an offline alias
+    or a local folder; a random alias adds its shape to its tokenizer's folder), or for a hub name the
+    revision (commit) of its cached snapshot, or the hub's current one when it is not cached."""
+    if name in RANDOM_SHAPES:
+        return digest(name, RANDOM_SHAPES[name], folder_digest(_minilm_path()))
+    path = resolve_model(name).path
+    if Path(path).expanduser().is_dir():
+        return folder_digest(Path(path).expanduser())
+    from huggingface_hub import model_info, try_to_load_from_cache
+
+    cached = try_to_load_from_cache(name, "config.json")
+    if isinstance(cached, str):  # <cache>/models--owner--name/snapshots/<commit>/config.json
+        return f"{name}@{Path(cached).parent.name}"
+    return f"{name}@{model_info(name, timeout=10).sha}"
 
 
 RANDOM_SHAPES = {

@@ -21,6 +21,7 @@ import torch
 
 from kit.core.augment import Augmenter
 from kit.core.devices import autocast, resolve_device
+from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.models import Encoder
 from kit.core.objectives import Objective, SimCSEObjective
 from kit.core.progress import bar
@@ -69,6 +70,27 @@ class History:
 Evaluator = Callable[[Encoder], dict[str, float]]
 
 
+CHECKPOINT_KEYS = frozenset(
+    "model optimizer scheduler objective batches aug_rng torch_rng cuda_rng history best step".split()
+)
+
+
+def read_checkpoint(ckpt: Path) -> dict | None:
+    """The state saved at a run's last evaluation, or None: when there is none, or when it cannot be read
+    (a truncated or foreign file), in which case it is set aside and the run starts over."""
+    if not ckpt.exists():
+        return None
+    try:
+        state = torch.load(ckpt, weights_only=False)
+        missing = CHECKPOINT_KEYS - set(state) if isinstance(state, dict) else CHECKPOINT_KEYS
+        if missing:
+            raise ValueError(f"not a kit checkpoint: missing {sorted(missing)}")
+    except Exception as err:  # torch.load raises RuntimeError, EOFError, UnpicklingError, ... on a damaged file
+        set_aside(ckpt, f"{type(err).__name__}: {str(err)[:200]}")
+        return None
+    return state
+
+
 def train_contrastive(
     encoder: Encoder,
     corpus: list[str],
@@ -112,8 +134,8 @@ def train_contrastive(
     history, best_state, step = History(), None, 0
 
     ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None
-    if ckpt and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+    state = read_checkpoint(ckpt) if ckpt else None
+    if state is not None:
         encoder.load_state_dict(state["model"])
         objective.load_state_dict(state["objective"])
         opt.load_state_dict(state["optimizer"])
@@ -168,29 +190,25 @@ def train_contrastive(
             sums = {k: torch.zeros_like(v) for k, v in sums.items()}
             count = 0
             if ckpt and (accelerator is None or accelerator.is_main_process):
-                ckpt.parent.mkdir(parents=True, exist_ok=True)
-                torch.save(
-                    {
-                        "model": encoder.state_dict(),
-                        "optimizer": opt.state_dict(),
-                        "scheduler": sched.state_dict(),
-                        "objective": objective.state_dict(),
-                        "batches": batches.state(),
-                        "aug_rng": objective.rng.bit_generator.state,
-                        "torch_rng": torch.get_rng_state(),
-                        "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
-                        "history": asdict(history),
-                        "best": best_state,
-                        "step": step,
-                    },
-                    ckpt.with_suffix(".tmp"),
-                )
-                ckpt.with_suffix(".tmp").replace(ckpt)
+                saved = {
+                    "model": encoder.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "objective": objective.state_dict(),
+                    "batches": batches.state(),
+                    "aug_rng": objective.rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(),
+                    "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
+                    "history": asdict(history),
+                    "best": best_state,
+                    "step": step,
+                }
+                write_atomic(ckpt, lambda tmp: torch.save(saved, tmp))
             t0 = time.perf_counter()
     progress.close()
     if best_state is not None:
         encoder.load_state_dict(best_state)
     encoder.eval()
     if run_dir:
-        (Path(run_dir) / "history.json").write_text(json.dumps(asdict(history), indent=1))
+        write_text_atomic(Path(run_dir) / "history.json", json.dumps(asdict(history), indent=1))
     return history

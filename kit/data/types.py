@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,7 +15,7 @@ class STSPairs:
     sentence2: list[str]
     scores: np.ndarray
     split: np.ndarray
-    source: str
+    source: str = field(metadata={"digest": False})  # where it was read from: not part of run keys
 
     def subset(self, split: str) -> STSPairs:
         """Pairs of one split ('train', 'dev', 'test'), or every pair for 'all'."""
@@ -44,7 +44,7 @@ class LabeledTexts:
     split: str
     texts: tuple[list[str], ...]
     labels: np.ndarray
-    source: str
+    source: str = field(metadata={"digest": False})  # where it was read from: not part of run keys
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -56,7 +56,7 @@ class SummaryPairs:
 
     chq: list[str]
     summary: list[str]
-    source: str
+    source: str = field(metadata={"digest": False})  # where it was read from: not part of run keys
 
     def __len__(self) -> int:
         return len(self.chq)

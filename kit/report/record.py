@@ -9,6 +9,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from kit.core.files import write_text_atomic
 from kit.paths import PROJECT_ROOT
 
 PACKAGES = (
@@ -72,7 +73,4 @@ class RunRecord:
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             **extra,
         }
-        self.report_dir.mkdir(parents=True, exist_ok=True)
-        out = self.report_dir / "results.json"
-        out.write_text(json.dumps(record, indent=1, default=str))
-        return out
+        return write_text_atomic(self.report_dir / "results.json", json.dumps(record, indent=1, default=str))

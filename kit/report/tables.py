@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.files import write_text_atomic
+
 
 def mean_std(values, digits: int = 2) -> str:
     """ "mean ± std" with the sample std (ddof 1); a single value is shown alone."""
@@ -31,5 +33,5 @@ def write_tables(report_dir: Path, tables: dict[str, pd.DataFrame]) -> dict:
     """``results_table.txt`` (every table, titled; the batch runner prints it) and the tables as
     records for ``results.json``."""
     text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
-    (Path(report_dir) / "results_table.txt").write_text(text, encoding="utf-8")
+    write_text_atomic(Path(report_dir) / "results_table.txt", text)
     return {title: table.to_dict("records") for title, table in tables.items()}

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.fingerprint import digest
 from kit.core.metrics import spearman
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
@@ -59,6 +60,7 @@ class Study(StudyBase):
     def __init__(self, params: AugSBERTParams, report_dir: str | Path):
         super().__init__(params, report_dir)
         self._splits: dict[str, list[Split]] = {}
+        self._data_digests: dict[tuple[str, int], str] = {}
 
     # ---- tasks ------------------------------------------------------------------
     def splits(self, task: str) -> list[Split]:
@@ -136,15 +138,16 @@ class Study(StudyBase):
             "fit": asdict(p.fit_config(seed)),
             "cross": asdict(p.cross_config(seed)),
             "top_k": p.top_k,
-            "pool_pubmed": [p.pool_pubmed, p.fold_seed] if p.pool_pubmed else 0,  # the sample is seeded by fold_seed
-            "data": [p.biosses_path, p.rqe_path, p.mednli_path],
-            "split_setup": [p.folds, p.fold_seed]
-            if task == "biosses_kfold"
-            else [p.nli_train_size, p.nli_seed]
-            if TASKS[task].kind == "nli"
-            else None,
         }
-        return self.run_dir(f"{task}-split{split}-seed{seed}", settings)
+        return self.run_dir(f"{task}-split{split}-seed{seed}", settings, self.data_digest(task, split))
+
+    def data_digest(self, task: str, split: int) -> str:
+        """``digest`` of everything a run reads: the split's pairs and labels and the silver pool."""
+        key = (task, split)
+        if key not in self._data_digests:
+            data = self.splits(task)[split]
+            self._data_digests[key] = digest(data, self.pool(task, data))
+        return self._data_digests[key]
 
     def models_dir(self, task: str) -> Path:
         """Where the first seed's bi-encoders of the task's first split are saved (one folder per condition)."""

@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from kit.core.fingerprint import digest
 from kit.core.metrics import STSEmbeddings
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
@@ -63,6 +64,8 @@ class Study(StudyBase):
             bool(self.linker.link(a) or self.linker.link(b)) for a, b in zip(self.sts.sentence1, self.sts.sentence2)
         ]
         self.entity_pairs = np.flatnonzero(linked)
+        # Everything a run reads: the corpus, its linked mentions (the linker's output), the ontology, the STS sets.
+        self.data_digest = digest(self.sentences, self.chosen, self.ontology, self.sts, self.medsts)
         if len(self.entity_pairs) < 3:
             raise ValueError(
                 f"only {len(self.entity_pairs)} evaluation pairs mention a linked entity: no entity-centric view"
@@ -205,7 +208,7 @@ class Study(StudyBase):
             "seed": seed,
             "model": p.model,
             "variant": variant,
-            "data": [p.corpus_seed, p.train_size, p.corpus_path, p.ontology_path, p.biosses_path, p.medsts_path],
+            "sampling": [p.corpus_seed, p.train_size],
         }
         if row.kind == "zero_shot":
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
@@ -221,7 +224,7 @@ class Study(StudyBase):
                 ]
             if row.kind == "consert_cutoff":
                 settings["cutoff"] = p.cutoff_rate
-        return self.run_dir(f"{row.name}-seed{seed}", settings)
+        return self.run_dir(f"{row.name}-seed{seed}", settings, self.data_digest)
 
     def run(
         self,

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.fingerprint import digest
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std
 from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, spacy_pipeline
@@ -40,6 +41,8 @@ class Study(StudyBase):
         self.test_pairs, _ = prepare_pairs(
             self.test_data.chq, self.test_data.summary, nlp, 0, params.split_seed, self.dictionary
         )
+        # Everything a run reads: the pairs as split, with their foci and hard negatives (spaCy's output included).
+        self.data_digest = digest(self.train_pairs, self.dev_pairs, self.test_pairs)
 
     def describe(self) -> str:
         """What this run uses (Markdown), stating substitutes plainly."""
@@ -71,13 +74,11 @@ class Study(StudyBase):
             "seed": seed,
             "model": p.model,
             "dataset": p.dataset,
-            "data": p.data_path,
-            "split": [p.split_seed, p.split_sizes],
             "cfg": asdict(p.config(row)),
             "fit": asdict(p.fit(seed)),
             "num_beams": p.num_beams,
         }
-        return self.run_dir(f"{row.name}-seed{seed}", settings)
+        return self.run_dir(f"{row.name}-seed{seed}", settings, self.data_digest)
 
     def run(self, row_name: str, seed: int) -> dict:
         """Train one row at one seed, then summarize the test CHQs by beam search (cached)."""

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from kit.core.augment import make_augmenter
+from kit.core.files import set_aside, write_atomic
+from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
 from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
 from kit.core.models import Encoder
@@ -62,6 +64,9 @@ class Study(StudyBase):
         self.map_sentences = [full[i] for i in held]
         self.retrieval_texts, self.partners = self._retrieval_set()
         self.probe_texts = self.retrieval_texts + self.map_sentences
+        # Everything a run reads: the corpus as sampled, the evaluation pairs, the probe tasks, the retrieval set.
+        probes = self.probe.tasks if self.probe else None
+        self.data_digest = digest(self.corpus, self.sts, probes, self.probe_texts, self.partners)
 
     def _retrieval_set(self) -> tuple[list[str], dict[int, set[int]]]:
         """The sentences searched in the retrieval table and metric, and each one's gold partners
@@ -149,16 +154,11 @@ class Study(StudyBase):
             "model": p.model,
             "pooler": p.pooler,
             "train": asdict(p.method_config(method, seed)) if method.trained else None,
-            "corpus": [p.language, len(self.corpus), p.corpus_seed, p.corpus_path, p.map_sentences, p.crop_placeholder],
-            "evaluation": [
-                p.biosses_path,
-                p.probe_train_size,
-                p.probe_eval_size,
-                p.probe_max_length,
-                p.cosine_view_pairs,
-            ],
+            "language": p.language,
+            "crop_placeholder": p.crop_placeholder,
+            "probe_max_length": p.probe_max_length,
         }
-        return self.run_dir(f"{method.name}-seed{seed}-{percent:g}pct", settings)
+        return self.run_dir(f"{method.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
 
     def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
         """Train (or load the cached result of) one method at one seed on a share of the corpus."""
@@ -183,11 +183,8 @@ class Study(StudyBase):
                     run_dir,
                     desc=f"{method_name} seed {seed} ({percent:g}% of the corpus)",
                 )
-            run_dir.mkdir(parents=True, exist_ok=True)
-            np.save(
-                run_dir / "probe_embeddings.npy",
-                encoder.encode(self.probe_texts, show_progress=False).astype(np.float16),
-            )
+            embeddings = encoder.encode(self.probe_texts, show_progress=False).astype(np.float16)
+            write_atomic(run_dir / "probe_embeddings.npy", lambda tmp: np.save(tmp, embeddings))
             return {
                 "method": method_name,
                 "label": method.label,
@@ -208,8 +205,16 @@ class Study(StudyBase):
         return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
 
     def probe_embeddings(self, method_name: str, seed: int) -> np.ndarray:
+        """A run's embeddings of ``probe_texts``; when they are missing or damaged, the run's result is set
+        aside and the run computed again."""
         self.run(method_name, seed)
-        return np.load(self._run_dir(METHODS[method_name], seed, 100.0) / "probe_embeddings.npy").astype(np.float32)
+        file = self._run_dir(METHODS[method_name], seed, 100.0) / "probe_embeddings.npy"
+        try:
+            return np.load(file).astype(np.float32)
+        except (OSError, ValueError, EOFError) as err:
+            set_aside(file.with_name("result.json"), f"its {file.name} is unreadable: {err}")
+            self.run(method_name, seed)
+            return np.load(file).astype(np.float32)
 
     def instance_weighting_effect(self, n_batches: int = 40) -> dict:
         """How many in-batch negatives instance weighting removes: the share of off-diagonal

@@ -1,0 +1,47 @@
+"""Files written whole or not at all, and damaged files set aside.
+
+Every record the kit keeps (run results, checkpoints, reports' tables and records) is written to a
+temporary file beside its target and renamed over it: a reader sees the old file or the new one,
+never half of one, even when the writer is killed. A file that is unreadable all the same (a disk
+fault, a copy cut short, a hand edit) is renamed, not deleted, so that its run is recomputed and the
+user can still look at what was there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, flush it to disk, and rename it over
+    ``path`` (``os.replace`` is atomic on one filesystem). ``tmp`` ends in ``path``'s own suffix so
+    that writers which append one (``np.save``) keep the name."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """``path.write_text(text)`` (UTF-8), whole or not at all."""
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def set_aside(path: str | Path, why: str) -> Path:
+    """Rename a damaged file to ``<name>.damaged-<time>`` beside it and say so on stderr; returns the new path."""
+    path = Path(path)
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    os.replace(path, aside)
+    print(f"[kit] {path} is unreadable ({why}); set aside as {aside.name}, recomputing", file=sys.stderr, flush=True)
+    return aside

@@ -1,0 +1,63 @@
+"""Faults, class 3: a run killed (SIGKILL, no clean-up) at random points resumes from its last checkpoint
+and ends with exactly the result of an uninterrupted run."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+WORKER = Path(__file__).with_name("kill_worker.py")
+KILL_WITHIN = 0.8  # seconds; the worker's 40 steps take about 4 s here, so four kills cannot let it finish
+
+
+def start(report_dir: Path) -> subprocess.Popen:
+    """The worker, its stdout piped (it prints one line before training), its stderr into a log beside the report."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    with open(report_dir.with_suffix(".stderr"), "a") as log:
+        env = {**os.environ, "KIT_PROGRESS": "0"}
+        return subprocess.Popen(
+            [sys.executable, str(WORKER), str(report_dir)], stdout=subprocess.PIPE, stderr=log, env=env, text=True
+        )
+
+
+def stderr(report_dir: Path) -> str:
+    return report_dir.with_suffix(".stderr").read_text()[-3000:]
+
+
+def finished_run(report_dir: Path) -> tuple[dict, np.ndarray]:
+    (run,) = (report_dir / "runs").iterdir()
+    return json.loads((run / "result.json").read_text()), np.load(run / "probe_embeddings.npy")
+
+
+def test_kills_at_random_points_resume_to_the_uninterrupted_result(tmp_path):
+    reference = start(tmp_path / "reference")
+    assert reference.wait(timeout=300) == 0, stderr(tmp_path / "reference")
+    expected, expected_embeddings = finished_run(tmp_path / "reference")
+
+    rng = random.Random(15)
+    runs = tmp_path / "killed" / "runs"
+    for after_checkpoint in (False, True, False, True):
+        worker = start(tmp_path / "killed")
+        assert worker.stdout.readline().strip() == "training", stderr(tmp_path / "killed")
+        if after_checkpoint:  # half the kills land while a resumed run trains on
+            while not any(runs.glob("*/checkpoint.pt")) and worker.poll() is None:
+                time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, KILL_WITHIN))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=60)
+    assert not list(runs.glob("*/result.json")), "the run finished before a kill: lower KILL_WITHIN"
+
+    worker = start(tmp_path / "killed")
+    assert worker.wait(timeout=300) == 0, stderr(tmp_path / "killed")
+    result, embeddings = finished_run(tmp_path / "killed")
+    assert result["metrics"] == expected["metrics"]
+    assert result["history"]["rows"] == expected["history"]["rows"]
+    assert result["history"]["best_step"] == expected["history"]["best_step"]
+    np.testing.assert_array_equal(embeddings, expected_embeddings)
+    assert not list((tmp_path / "killed").rglob("*.damaged-*"))  # atomic writes: nothing was left half-written
