@@ -23,6 +23,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import re
 import sys
 import time
 import traceback
@@ -31,9 +32,10 @@ from pathlib import Path
 from types import ModuleType
 
 import kit.studies
+from kit.core.files import write_text_atomic
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
-from kit.report.index import write_index
+from kit.report.index import RECORD_FILES, write_index
 from kit.study import Study
 
 
@@ -73,7 +75,7 @@ def collect(paths: list[str]) -> list[Path]:
         elif p.is_file():
             files.append(p)
         else:
-            raise FileNotFoundError(f"no such parameter file or folder: {p}")
+            raise FileNotFoundError(f"no such run file or folder: {p}")
     return files
 
 
@@ -88,29 +90,89 @@ def prepare(file: Path) -> Run:
     return Run(file, run_file.notebook, run_file.name, params.to_dict())
 
 
+class RunFailed(Exception):
+    """A run's notebook failed; the message is one line (the error and its cell), the full log is ``log``."""
+
+    def __init__(self, reason: str, log: Path):
+        super().__init__(reason, log)  # both in args: it crosses process boundaries (--jobs) by pickling
+        self.reason, self.log = reason, log
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def failure_reason(err: BaseException) -> str:
+    """One line: the exception's type and message and, for an error inside the notebook, the cell."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(err, PapermillExecutionError):
+        message, where = f"{err.ename}: {err.evalue}", f" (notebook cell In [{err.exec_count}])"
+    else:
+        message, where = f"{type(err).__name__}: {err}", ""
+    message = " ".join(message.split())
+    return (message[:600] + " ..." if len(message) > 600 else message) + where
+
+
+def failure_log(err: BaseException) -> str:
+    """The full story of a failure: the reason, the failing cell's source and the traceback, without colour codes."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(err, PapermillExecutionError):
+        cell = f"--- the failing cell (In [{err.exec_count}]) ---\n{err.source}\n"
+        trace = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", "\n".join(err.traceback))  # the kernel's colour codes
+    else:
+        cell, trace = "", "".join(traceback.format_exception(err))
+    return f"{failure_reason(err)}\n\n{cell}--- traceback ---\n{trace}\n"
+
+
+def shared_report_folders(runs: list[Run], reports: Path) -> list[str]:
+    """A message for every report folder that two run files would write (same notebook, same file name)."""
+    by_folder: dict[Path, list[Path]] = {}
+    for run in runs:
+        by_folder.setdefault(run.report_dir(reports), []).append(run.file)
+    return [
+        f"{' and '.join(map(str, files))} would write one report folder, {folder}; rename one of the files"
+        for folder, files in by_folder.items()
+        if len(files) > 1
+    ]
+
+
 def execute(run: Run, reports: Path) -> Path:
-    """papermill execution and HTML export; returns the report's HTML path."""
+    """papermill execution and HTML export; returns the report's HTML path. A previous execution's
+    record is removed first, so the folder always shows this one. When the notebook fails, the
+    executed notebook is still exported (the error shows in its cell), the failure is written to
+    ``error.log`` beside it, and ``RunFailed`` (its one-line reason) is raised."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
     out_dir = run.report_dir(reports)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in RECORD_FILES:
+        (out_dir / stale).unlink(missing_ok=True)
     executed = out_dir / f"{run.notebook}.ipynb"
     os.environ["KIT_PROGRESS"] = "0"
-    papermill.execute_notebook(
-        str(NOTEBOOKS / f"{run.notebook}.ipynb"),
-        str(executed),
-        parameters={**run.parameters, "report_dir": str(out_dir.resolve())},
-        cwd=str(PROJECT_ROOT),
-        progress_bar=False,
-        kernel_name="python3",
-    )
-    body, _ = HTMLExporter(
-        exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-    ).from_notebook_node(nbformat.read(executed, as_version=4))
+    failure = None
+    try:
+        papermill.execute_notebook(
+            str(NOTEBOOKS / f"{run.notebook}.ipynb"),
+            str(executed),
+            parameters={**run.parameters, "report_dir": str(out_dir.resolve())},
+            cwd=str(PROJECT_ROOT),
+            progress_bar=False,
+            kernel_name="python3",
+        )
+    except Exception as err:  # the kernel's error, or papermill's own
+        failure = err
     html_file = out_dir / "report.html"
-    html_file.write_text(body, encoding="utf-8")
+    if executed.exists():
+        body, _ = HTMLExporter(
+            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+        ).from_notebook_node(nbformat.read(executed, as_version=4))
+        write_text_atomic(html_file, body)
+    if failure is not None:
+        log = write_text_atomic(out_dir / "error.log", failure_log(failure))
+        raise RunFailed(failure_reason(failure), log) from failure
     return html_file
 
 
@@ -141,9 +203,13 @@ def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, s
     if "OMP_NUM_THREADS" in env:
         torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
     module = study_module(run.notebook)
-    study: Study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
-    for args in study.planned_runs()[slot::jobs]:
-        study.run(*args)
+    try:
+        study: Study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
+        for args in study.planned_runs()[slot::jobs]:
+            study.run(*args)
+    except Exception as err:  # the notebook meets it again and reports it in full
+        print(f"[kit.batch] {run.notebook}/{run.name}: training ahead stopped: {failure_reason(err)}", file=sys.stderr)
+        sys.exit(1)
 
 
 def train_ahead(run: Run, reports: Path, jobs: int) -> None:
@@ -182,8 +248,10 @@ def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
     def done(run: Run, t0: float, html_file: Path | None, err: BaseException | None) -> None:
         name = f"{run.notebook}/{run.name}"
         if err is not None:  # one failing run must not stop the batch
-            failures[name] = "".join(traceback.format_exception_only(type(err), err))[-4000:]
-            print(f"[kit.batch] {name}: FAILED after {time.time() - t0:.0f}s", flush=True)
+            reason = str(err) if isinstance(err, RunFailed) else failure_reason(err)
+            failures[name] = reason
+            log = f"\n[kit.batch]   full log: {err.log}" if isinstance(err, RunFailed) else ""
+            print(f"[kit.batch] {name}: FAILED after {time.time() - t0:.0f}s: {reason}{log}", flush=True)
             return
         table = run.report_dir(reports) / "results_table.txt"
         if table.exists():
@@ -272,20 +340,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
     reports = Path(args.reports)
+    if reports.exists() and not reports.is_dir():
+        ap.error(f"--reports {reports} is a file; give a folder (it is created if missing)")
+    try:
+        files = collect(args.paths)
+    except FileNotFoundError as err:
+        ap.error(str(err))
+    if not files:
+        ap.error(f"no .yaml run files in {' '.join(args.paths)}")
 
-    runs, failures = [], {}
-    for file in collect(args.paths):
+    runs, invalid = [], []
+    for file in files:
         try:
             runs.append(prepare(file))
         except (ParameterError, OSError, ValueError) as err:
-            failures[str(file)] = str(err)
-    if failures:  # bad parameters fail before anything is trained
-        for message in failures.values():
+            invalid.append(str(err))
+    invalid += shared_report_folders(runs, reports)
+    if invalid:  # bad parameters fail before anything is trained
+        for message in invalid:
             print(f"invalid: {message}", file=sys.stderr)
         return 2
 
     failures = execute_all(runs, reports, args.jobs)
-    index = write_index(reports, failures)
+    index = write_index(reports)
     print(f"[kit.batch] index: {index}")
     if failures:
         print(f"[kit.batch] {len(failures)} run(s) failed: {', '.join(failures)}", file=sys.stderr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -82,9 +83,19 @@ def model_param(default: str = "minilm", what: str = "encoder"):
     )
 
 
+def data_param(help: str, load: Callable[[Any], object], shared: bool = True):
+    """An optional path to a data file (or folder) used instead of the shared copy. ``check_resources``
+    loads it with ``load(path)`` (and, when ``shared``, the shared copy that None stands for), so a
+    missing or malformed file fails before any run starts, naming the file and line."""
+    return param(None, help, available=lambda path: None if path is None and not shared else load(path))
+
+
 def device_param():
     """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
     return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)
+
+
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def _is_optional(tp) -> bool:
@@ -113,6 +124,8 @@ def _check_type(key: str, value: Any, tp: Any) -> Any:
         return [_check_type(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
+        return float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string
     if tp in (int, float, str, bool) and not (isinstance(value, tp) and not (tp is int and isinstance(value, bool))):
         raise ParameterError(f"parameter '{key}': expected {tp.__name__}, got {type(value).__name__} {value!r}")
     return value
@@ -353,9 +366,22 @@ def read_run_file(path: str | Path) -> RunFile:
     path = Path(path)
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
-    except (ParameterError, yaml.YAMLError) as err:
+    except ParameterError as err:
         raise ParameterError(f"{path}: {err}") from None
+    except UnicodeDecodeError as err:
+        raise ParameterError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); save it as UTF-8") from None
+    except yaml.MarkedYAMLError as err:  # one line: where, and what the parser expected
+        mark = err.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise ParameterError(f"{path}: YAML syntax error at {where}: {err.problem or err.context}") from None
+    except yaml.YAMLError as err:
+        raise ParameterError(f"{path}: YAML error: {' '.join(str(err).split())}") from None
     if not isinstance(data, dict):
-        raise ParameterError(f"{path}: a run file is a YAML mapping of parameter names to values")
+        raise ParameterError(
+            f"{path}: a run file is a YAML mapping of parameter names to values ('name: value' lines), "
+            f"got a {type(data).__name__}"
+        )
     notebook = data.pop("notebook", None) or path.parent.name
-    return RunFile(path, str(notebook), data)
+    if not isinstance(notebook, str):
+        raise ParameterError(f"{path}: key 'notebook': a notebook name, got {type(notebook).__name__} {notebook!r}")
+    return RunFile(path, notebook, data)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, open_text, resolve
 from kit.data.types import STSPairs
 
+SPLITS = ("train", "dev", "test")
 ANNOTATORS = [f"annotator_{c}" for c in "abcde"]
 COLUMNS = ["id", "split", "sentence1", "sentence2", *ANNOTATORS, "score"]
 
@@ -53,7 +54,7 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
     """Load BIOSSES (columns id, split, sentence1, sentence2, annotator_a..e, score)."""
     file = resolve(BIOSSES, path)
     s1, s2, scores, splits = [], [], [], []
-    with open(file, newline="", encoding="utf-8") as f:
+    with open_text(file) as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header != COLUMNS:
@@ -70,6 +71,10 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
                 score = float(row[-1])
             except ValueError:
                 raise MalformedDataError(f"{file}:{line}: score {row[-1]!r} is not a number") from None
+            if not 0 <= score <= 4:
+                raise MalformedDataError(f"{file}:{line}: score {score} is outside BIOSSES' 0-4 scale")
+            if row[1] not in SPLITS:
+                raise MalformedDataError(f"{file}:{line}: split {row[1]!r} is not one of {SPLITS}")
             s1.append(row[2].strip())
             s2.append(row[3].strip())
             scores.append(score)

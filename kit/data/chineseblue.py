@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, SplitNotAvailableError, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, SplitNotAvailableError, open_text, resolve
 from kit.data.types import LabeledTexts
 
 SOURCE = "alibaba-research/ChineseBLUE @ 52eefc9 : data/"
@@ -114,7 +114,7 @@ def load_chineseblue(task: str, split: str, path: str | os.PathLike | None = Non
     file = resolve(t.spec, path, split)
     n = 1 + len(t.text_columns)
     labels, columns = [], tuple([] for _ in t.text_columns)
-    with open(file, encoding="utf-8") as f:
+    with open_text(file) as f:
         for line, raw in enumerate(f, 1):
             row = raw.rstrip("\r\n").split("\t")
             if len(row) != n:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import os
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
 from kit.data.types import EntityEntry
 
 DISEASE_ONTOLOGY = DatasetSpec(
@@ -26,8 +25,7 @@ DISEASE_ONTOLOGY = DatasetSpec(
 def load_disease_ontology(path: str | os.PathLike | None = None) -> list[EntityEntry]:
     """Disease Ontology entries; relation words in definitions (``derives_from``) become prose (``derives from``)."""
     file = resolve(DISEASE_ONTOLOGY, path)
-    opener = gzip.open if file.suffix == ".gz" else open
-    with opener(file, "rt", encoding="utf-8", newline="") as f:
+    with open_text(file) as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header is None or header[:3] != ["id", "name", "definition"]:

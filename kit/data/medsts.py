@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError
+from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError, open_text
 from kit.data.types import STSPairs
 
 MEDSTS = DatasetSpec(
@@ -39,7 +39,7 @@ def load_sts_tsv(path: str | os.PathLike | None, name: str = "MedSTS") -> STSPai
         )
     file = Path(path)
     s1, s2, scores = [], [], []
-    with open(file, encoding="utf-8", newline="") as f:
+    with open_text(file) as f:
         for line, row in enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
             try:
                 a, b, score = row[0].strip(), row[1].strip(), float(row[2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import os
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
 from kit.data.types import SummaryPairs
 
 MEQSUM = DatasetSpec(
@@ -25,7 +25,7 @@ MEQSUM = DatasetSpec(
 def load_meqsum(path: str | os.PathLike | None = None) -> SummaryPairs:
     """MeQSum (columns file, chq, summary; CHQ cells are quoted and may hold newlines), in file order."""
     file = resolve(MEQSUM, path)
-    with open(file, newline="", encoding="utf-8") as f:
+    with open_text(file) as f:
         reader = csv.DictReader(f, delimiter="\t")
         if reader.fieldnames != ["file", "chq", "summary"]:
             raise MalformedDataError(f"{file}:1: header {reader.fieldnames} != ['file', 'chq', 'summary']")

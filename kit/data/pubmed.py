@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
 
 PUBMED_SENTENCES = DatasetSpec(
     name="pubmed_sentences",
@@ -25,9 +24,8 @@ PUBMED_SENTENCES = DatasetSpec(
 def load_pubmed_sentences(path: str | os.PathLike | None = None, limit: int | None = None) -> list[str]:
     """Unlabeled PubMed sentences, one per line (gzip or plain text); empty lines are errors."""
     file = resolve(PUBMED_SENTENCES, path)
-    opener = gzip.open if file.suffix == ".gz" else open
     out = []
-    with opener(file, "rt", encoding="utf-8") as f:
+    with open_text(file) as f:
         for line, text in enumerate(f, 1):
             text = text.strip()
             if not text:
@@ -35,4 +33,6 @@ def load_pubmed_sentences(path: str | os.PathLike | None = None, limit: int | No
             out.append(text)
             if limit is not None and len(out) >= limit:
                 break
+    if not out:
+        raise MalformedDataError(f"{file}: no sentences (one sentence per line is expected)")
     return out

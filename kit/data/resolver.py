@@ -12,8 +12,11 @@ with ``fetch`` and when the network answers).
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
+import zlib
 from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,10 +102,31 @@ def resolve(spec: DatasetSpec, path: str | os.PathLike | None = None, split: str
     )
 
 
+def open_text(file: Path) -> io.StringIO:
+    """A data file as text: UTF-8, gunzipped when its name ends in ``.gz``, lines kept as written
+    (``newline=""``, as ``csv`` wants). Raises MalformedDataError naming the file, and the line of
+    the first bad byte, when it is neither."""
+    data = file.read_bytes()
+    if file.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:  # BadGzipFile is an OSError
+            raise MalformedDataError(
+                f"{file}: not a readable gzip file ({err}); if it is plain text, name it without .gz"
+            ) from None
+    try:
+        return io.StringIO(data.decode("utf-8"), newline="")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise MalformedDataError(
+            f"{file}:{line}: not UTF-8 text (byte {data[err.start]:#04x}); save the file as UTF-8"
+        ) from None
+
+
 def read_jsonl(file: Path, fields: tuple[str, ...]) -> list[dict]:
     """The records of a JSON-lines file (blank lines skipped); each must have every field in ``fields``."""
     rows = []
-    with open(file, encoding="utf-8") as f:
+    with open_text(file) as f:
         for line, raw in enumerate(f, 1):
             if not raw.strip():
                 continue

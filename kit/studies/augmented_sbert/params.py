@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.params import Params, device_param, model_param, param
+from kit.data import load_biosses, load_mednli, load_rqe
+from kit.params import Params, data_param, device_param, model_param, param
 from kit.studies.augmented_sbert.method import FitConfig
 
 
@@ -66,9 +67,15 @@ class AugSBERTParams(Params):
         unique=True,
     )
     device: str = device_param()
-    biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
-    rqe_path: str | None = param(None, "an RQE file to use instead of the shared one")
-    mednli_path: str | None = param(None, "the folder holding MedNLI's mli_{train,dev,test}_v1.jsonl (credentialed)")
+    biosses_path: str | None = data_param(
+        "a BIOSSES file to use instead of the shared one (same columns)", load_biosses
+    )
+    rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
+    mednli_path: str | None = data_param(
+        "the folder holding MedNLI's mli_{train,dev,test}_v1.jsonl (credentialed)",
+        lambda p: load_mednli("train", p),
+        shared=False,
+    )
 
     def fit_config(self, seed: int) -> FitConfig:
         return FitConfig(

@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from kit.data import SummaryPairs, load_healthcaremagic, load_meqsum
+from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
 from kit.params import ParameterError, Params, device_param, model_param, param
 from kit.studies.qfcl_summarization.objective import QFCLConfig
 from kit.studies.qfcl_summarization.train import Seq2SeqFit
@@ -69,7 +69,10 @@ class QFCLParams(Params):
     def validate(self) -> None:
         if len(self.split_sizes) != 3:
             raise ParameterError(f"parameter 'split_sizes': three sizes (train, dev, test), got {self.split_sizes}")
-        self.split()  # the sizes must fit the dataset: fail before any run starts
+        try:
+            self.split()  # the file must load and the sizes must fit it: fail before any run starts
+        except (DataNotFoundError, MalformedDataError) as err:
+            raise ParameterError(f"parameter 'data_path': {err}") from None
 
     def config(self, row: Row) -> QFCLConfig:
         return QFCLConfig(

@@ -7,7 +7,8 @@ from typing import Literal
 
 from kit.core.augment import AUGMENTERS
 from kit.core.train import TrainConfig
-from kit.params import ContrastiveTrainingParams, ParameterError, param
+from kit.data import load_biosses, load_pubmed_sentences
+from kit.params import ContrastiveTrainingParams, ParameterError, data_param, param
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,14 @@ class SimCSEParams(ContrastiveTrainingParams):
     fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
     map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
-    biosses_path: str | None = param(None, "a BIOSSES file to use instead of the shared one (same columns)")
-    corpus_path: str | None = param(
-        None,
+    biosses_path: str | None = data_param(
+        "a BIOSSES file to use instead of the shared one (same columns)", load_biosses
+    )
+    corpus_path: str | None = data_param(
         "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: the shared PubMed sentences (en) or "
         "the pooled ChineseBLUE train sentences (zh)",
+        load_pubmed_sentences,
+        shared=False,
     )
     probe_train_size: int | None = param(None, "zh: probe-train examples per task (seeded subsample); None: all", min=1)
     probe_eval_size: int | None = param(

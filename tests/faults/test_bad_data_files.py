@@ -1,0 +1,102 @@
+"""Faults, class 5: malformed datasets and corpora named in a run file are refused before anything runs,
+in one line naming the file, the line where there is one, what is wrong and what to do."""
+
+import gzip
+
+import pytest
+
+from kit.batch import main as batch_main
+from kit.data import MalformedDataError, load_biosses, load_pubmed_sentences
+
+
+def biosses_with(tmp_path, biosses, edit) -> str:
+    """The shared BIOSSES file with ``edit(cells)`` applied to its first data row."""
+    lines = open(biosses.source, encoding="utf-8").read().splitlines()
+    cells = lines[1].split("\t")
+    edit(cells)
+    path = tmp_path / "biosses.tsv"
+    path.write_text("\n".join([lines[0], "\t".join(cells), *lines[2:]]) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def set_cell(index, value):
+    def edit(cells):
+        cells[index] = value
+
+    return edit
+
+
+CORPORA = {
+    "empty": (b"", "corpus.txt", "no sentences"),
+    "blank line": (b"A sentence.\n\nAnother.\n", "corpus.txt", "corpus.txt:2: empty sentence"),
+    "not utf-8": (b"A sentence.\ncaf\xe9 au lait\n", "corpus.txt", "corpus.txt:2: not UTF-8 text (byte 0xe9)"),
+    "not gzip": (b"A sentence.\n", "corpus.txt.gz", "not a readable gzip file"),
+    "cut-off gzip": (gzip.compress(b"A sentence.\n" * 100)[:30], "corpus.txt.gz", "not a readable gzip file"),
+}
+
+
+@pytest.mark.parametrize("content, name, message", CORPORA.values(), ids=list(CORPORA))
+def test_bad_corpora_are_named_with_their_line(tmp_path, content, name, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(MalformedDataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_pubmed_sentences(path)
+
+
+BIOSSES_EDITS = {
+    "score above 4": (set_cell(-1, "4.5"), ":2: score 4.5 is outside BIOSSES' 0-4 scale"),
+    "negative score": (set_cell(-1, "-1"), ":2: score -1.0 is outside"),
+    "misspelt split": (set_cell(1, "tset"), ":2: split 'tset' is not one of ('train', 'dev', 'test')"),
+    "score not a number": (set_cell(-1, "high"), ":2: score 'high' is not a number"),
+    "empty sentence": (set_cell(2, " "), ":2: empty sentence1"),
+}
+
+
+@pytest.mark.parametrize("edit, message", BIOSSES_EDITS.values(), ids=list(BIOSSES_EDITS))
+def test_bad_biosses_rows_are_named_with_their_line(tmp_path, biosses, edit, message):
+    path = biosses_with(tmp_path, biosses, edit)
+    with pytest.raises(MalformedDataError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_biosses(path)
+
+
+@pytest.mark.parametrize(
+    "key, content, message",
+    [
+        ("corpus_path", b"", "no sentences"),
+        ("corpus_path", b"ok\n\xff\n", ":2: not UTF-8 text"),
+        ("biosses_path", b"id\tsplit\n", ":1: header"),
+        ("biosses_path", None, "the explicit path"),
+    ],
+)
+def test_the_batch_refuses_bad_data_files_up_front(tmp_path, capsys, key, content, message):
+    data = tmp_path / "data.txt"
+    if content is not None:
+        data.write_bytes(content)
+    run_file = tmp_path / "simcse_augmentations" / "run.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(f"model: tiny-random-bert\n{key}: {data}\n")
+    assert batch_main([str(run_file), "--reports", str(tmp_path / "reports")]) == 2
+    err = capsys.readouterr().err
+    (line,) = err.strip().splitlines()
+    assert f"parameter '{key}'" in line and message in line and "Traceback" not in err
+    assert not (tmp_path / "reports").exists()
+
+
+def test_every_study_checks_its_data_paths_up_front(tmp_path):
+    """A path parameter that names no file fails in ``check_resources`` for every study that has one."""
+    import dataclasses
+
+    from kit.batch import notebooks, study_params
+    from kit.params import ParameterError
+
+    checked = []
+    for notebook in notebooks():
+        params = study_params(notebook)
+        for field in dataclasses.fields(params):
+            if field.name.endswith("_path"):
+                with pytest.raises(ParameterError, match=f"parameter '{field.name}'"):
+                    params.from_dict(
+                        {"model": "tiny-random-bert", field.name: str(tmp_path / "none")}
+                    ).check_resources()
+                checked.append(f"{notebook}.{field.name}")
+    assert len(checked) >= 9, checked

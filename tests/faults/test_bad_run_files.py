@@ -1,0 +1,112 @@
+"""Faults, class 4: bad values and malformed run files are refused before anything runs, one line per
+file naming the file, the key or line, and what is allowed; never a traceback, never a late failure."""
+
+import pytest
+
+from kit.batch import main as batch_main
+
+SMOKE = "model: tiny-random-bert\n"
+
+BAD_VALUES = {
+    # file content after a "model:" line (study 1 unless a notebook key says otherwise) -> what the message names
+    "seeds: [0, 0]": "parameter 'seeds': value(s) 0 given more than once",
+    "seeds: []": "parameter 'seeds': give at least one value",
+    "steps: 0": "parameter 'steps': must be at least 1",
+    "lr: -1": "parameter 'lr': must be above 0",
+    "lr: fast": "parameter 'lr': expected float, got str 'fast'",
+    "batch_size: 64\ncorpus_size: 40": "parameter 'corpus_size': 40 sentences are fewer than one batch",
+    "rows: []": "parameter 'rows': give at least one value",
+    "rows: [zero_shot]": "parameter 'rows': ['zero_shot'] has no trained row",
+    "device: gpu": "parameter 'device': device 'gpu' is not one of",
+    "eval_every: 0": "parameter 'eval_every': must be at least 1",
+    "max_length: 0": "parameter 'max_length': must be at least 1",
+    "temperature: 0": "parameter 'temperature': must be above 0",
+    "mix_lambda: 1.5": "parameter 'mix_lambda': must be at least 0 and at most 1",
+    "fewshot_seeds: []": "parameter 'fewshot_seeds': give at least one value",
+    "corpus_size: 0": "parameter 'corpus_size': must be at least 1",
+    "corpus_size: -5": "parameter 'corpus_size': must be at least 1",
+    "model: no-such/model": "parameter 'model': model 'no-such/model' is not in the Hugging Face cache",
+    "stpes: 10": "unknown parameter(s) ['stpes']",
+    "steps: 10\nsteps: 20": "line 3: key 'steps' given a second time",  # line 1 is the model
+    "notebook: qfcl_summarization\nsplit_sizes: [900, 50, 100]": "parameter 'split_sizes': [900, 50, 100] needs 1050",
+    "notebook: medse_entity_definitions\ntrain_size: 100000": "parameter 'train_size': 100,000 sentences per run",
+    "notebook: augmented_sbert\nfolds: 1": "parameter 'folds': must be at least 2",
+}
+
+MALFORMED = {  # the whole file
+    "steps: [1\nlr: 2": "YAML syntax error at line 2, column 3",
+    "steps: 3\n  lr: 2": "YAML syntax error at line 2",
+    "- steps\n- 3": "a run file is a YAML mapping of parameter names to values",
+    "just a sentence": "a run file is a YAML mapping of parameter names to values ('name: value' lines), got a str",
+    "notebook: [simcse_augmentations]": "key 'notebook': a notebook name, got list",
+    "notebook: simcse": "unknown notebook 'simcse'",
+}
+
+
+def run_batch(tmp_path, capsys, *files) -> tuple[int, str]:
+    code = batch_main([*map(str, files), "--reports", str(tmp_path / "reports")])
+    return code, capsys.readouterr().err
+
+
+def write(tmp_path, name: str, content: str | bytes, after_model: bool = True):
+    """A run file of study 1 (its folder) holding ``content``, after a line naming the tiny model."""
+    path = tmp_path / "simcse_augmentations" / f"{name}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else ((SMOKE if after_model else "") + content).encode())
+    return path
+
+
+@pytest.mark.parametrize("content, message", {**BAD_VALUES, **MALFORMED}.items(), ids=list({**BAD_VALUES, **MALFORMED}))
+def test_each_bad_file_is_one_line_naming_the_file_and_what_is_wrong(tmp_path, capsys, content, message):
+    file = write(tmp_path, "bad", content, after_model=content in BAD_VALUES and not content.startswith("model"))
+    code, err = run_batch(tmp_path, capsys, file)
+    assert code == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"invalid: {file}") and message in line, line
+    assert not (tmp_path / "reports").exists()  # nothing ran
+
+
+def test_every_bad_file_of_a_batch_is_named_and_the_good_ones_do_not_run(tmp_path, capsys):
+    files = [write(tmp_path, f"bad{i}", content) for i, content in enumerate(BAD_VALUES)]
+    good = write(tmp_path, "good", "steps: 2")
+    code, err = run_batch(tmp_path, capsys, good, *files)
+    assert code == 2 and len(err.strip().splitlines()) == len(files)
+    assert not (tmp_path / "reports").exists()
+
+
+def test_floats_written_without_a_dot_are_floats(tmp_path, capsys):
+    from kit.batch import prepare
+
+    assert prepare(write(tmp_path, "lr", "lr: 1e-5\ntemperature: 5E-2")).parameters["lr"] == 1e-5
+
+
+def test_a_run_file_that_is_not_utf8_says_so(tmp_path, capsys):
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "latin1", "description: caf\xe9\n".encode("latin-1")))
+    assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err
+
+
+def test_two_files_that_would_share_a_report_folder_are_refused(tmp_path, capsys):
+    a = write(tmp_path, "run", "steps: 2")
+    b = tmp_path / "elsewhere" / "simcse_augmentations" / "run.yaml"
+    b.parent.mkdir(parents=True)
+    b.write_text(SMOKE)
+    code, err = run_batch(tmp_path, capsys, a, b)
+    assert code == 2 and "would write one report folder" in err and str(a) in err and str(b) in err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.yaml"], "no such run file or folder: missing.yaml"),
+        (["{empty}"], "no .yaml run files in"),
+        (["{good}", "--reports", "{file}"], "is a file; give a folder"),
+        (["{good}", "--jobs", "0"], "--jobs must be at least 1"),
+    ],
+)
+def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_text("")
+    names = {"empty": tmp_path / "empty", "good": write(tmp_path, "good", "steps: 2"), "file": tmp_path / "file"}
+    with pytest.raises(SystemExit) as exit_:
+        batch_main([a.format(**names) for a in args])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
