@@ -28,6 +28,8 @@ BAD_VALUES = {
     "model: no-such/model": "parameter 'model': model 'no-such/model' is not in the Hugging Face cache",
     "stpes: 10": "unknown parameter(s) ['stpes']",
     "steps: 10\nsteps: 20": "line 3: key 'steps' given a second time",  # line 1 is the model
+    "corpus_size: 100000": "parameter 'corpus_size': 100,000 sentences, but the shared PubMed corpus (after the 300",
+    "corpus_size: 40000\nlanguage: zh": "parameter 'corpus_size': 40,000 sentences, but the pooled ChineseBLUE",
     "notebook: qfcl_summarization\nsplit_sizes: [900, 50, 100]": "parameter 'split_sizes': [900, 50, 100] needs 1050",
     "notebook: medse_entity_definitions\ntrain_size: 100000": "parameter 'train_size': 100,000 sentences per run",
     "notebook: augmented_sbert\nfolds: 1": "parameter 'folds': must be at least 2",
@@ -83,6 +85,14 @@ def test_floats_written_without_a_dot_are_floats(tmp_path, capsys):
 def test_a_run_file_that_is_not_utf8_says_so(tmp_path, capsys):
     code, err = run_batch(tmp_path, capsys, write(tmp_path, "latin1", "description: caf\xe9\n".encode("latin-1")))
     assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err
+
+
+def test_a_corpus_smaller_than_a_batch_is_refused(tmp_path, capsys, pubmed):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(pubmed[:24]) + "\n")
+    file = write(tmp_path, "small", f"corpus_path: {corpus}\ncorpus_size: null\nmap_sentences: 0\nbatch_size: 32")
+    code, err = run_batch(tmp_path, capsys, file)
+    assert code == 2 and f"parameter 'batch_size': 32 sentences per batch, but {corpus}" in err and "has 24" in err
 
 
 def test_two_files_that_would_share_a_report_folder_are_refused(tmp_path, capsys):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from kit.core.augment import AUGMENTERS
 from kit.core.train import TrainConfig
-from kit.data import load_biosses, load_pubmed_sentences
+from kit.data import chineseblue_corpus, load_biosses, load_pubmed_sentences
 from kit.params import ContrastiveTrainingParams, ParameterError, data_param, param
 
 
@@ -104,6 +104,26 @@ class SimCSEParams(ContrastiveTrainingParams):
             raise ParameterError(
                 f"parameter 'corpus_size': {self.corpus_size} sentences are fewer than one batch "
                 f"(batch_size {self.batch_size})"
+            )
+
+    def check_resources(self) -> None:
+        """The models and device, then the corpus: it must hold the sample (``corpus_size``, besides the
+        sentences held out for the map) and at least one batch; a larger size is refused, not clipped."""
+        super().check_resources()
+        if self.language == "zh" and self.corpus_path is None:
+            available, what = len(chineseblue_corpus()), "the pooled ChineseBLUE train sentences"
+        else:
+            held = self.map_sentences if self.language == "en" else 0
+            available = len(load_pubmed_sentences(self.corpus_path)) - held
+            what = f"{self.corpus_path or 'the shared PubMed corpus'} (after the {held} held out for the map)"
+        if self.corpus_size is not None and self.corpus_size > available:
+            raise ParameterError(
+                f"parameter 'corpus_size': {self.corpus_size:,} sentences, but {what} has {available:,}; "
+                "give at most that many, or null for all"
+            )
+        if available < self.batch_size:
+            raise ParameterError(
+                f"parameter 'batch_size': {self.batch_size} sentences per batch, but {what} has {available:,}"
             )
 
     def method_config(self, method: Method, seed: int) -> TrainConfig:
