@@ -90,6 +90,13 @@ def data_param(help: str, load: Callable[[Any], object], shared: bool = True):
     return param(None, help, available=lambda path: None if path is None and not shared else load(path))
 
 
+def biosses_param():
+    """``biosses_path``: the BIOSSES file of every English study, checked up front like any ``data_param``."""
+    from kit.data import load_biosses
+
+    return data_param("a BIOSSES file to use instead of the shared one (same columns)", load_biosses)
+
+
 def device_param():
     """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
     return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.data import load_biosses, load_mednli, load_rqe
-from kit.params import Params, data_param, device_param, model_param, param
+from kit.data import load_mednli, load_rqe
+from kit.params import Params, biosses_param, data_param, device_param, model_param, param
 from kit.studies.augmented_sbert.method import FitConfig
 
 
@@ -67,9 +67,7 @@ class AugSBERTParams(Params):
         unique=True,
     )
     device: str = device_param()
-    biosses_path: str | None = data_param(
-        "a BIOSSES file to use instead of the shared one (same columns)", load_biosses
-    )
+    biosses_path: str | None = biosses_param()
     rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
     mednli_path: str | None = data_param(
         "the folder holding MedNLI's mli_{train,dev,test}_v1.jsonl (credentialed)",

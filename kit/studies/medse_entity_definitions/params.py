@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.core.models import hidden_size
-from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
-from kit.params import ContrastiveTrainingParams, ParameterError, data_param, param
+from kit.data import load_disease_ontology, load_pubmed_sentences, load_sts_tsv
+from kit.params import ContrastiveTrainingParams, ParameterError, biosses_param, data_param, param
 
 
 @dataclass(frozen=True)
@@ -96,9 +96,7 @@ class MedSEParams(ContrastiveTrainingParams):
     sweep_seeds: list[int] = param([0], "seeds of every sweep", min=0, nonempty=True, unique=True)
     corpus_seed: int = param(1234, "seed of the training mixtures, chosen entities and whitening sample", min=0)
     examples: int = param(5, "linked training sentences shown", min=0)
-    biosses_path: str | None = data_param(
-        "a BIOSSES file to use instead of the shared one (same columns)", load_biosses
-    )
+    biosses_path: str | None = biosses_param()
     corpus_path: str | None = data_param(
         "training sentences, one per line (.txt or .txt.gz); None: shared PubMed", load_pubmed_sentences
     )

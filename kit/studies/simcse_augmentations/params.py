@@ -7,8 +7,8 @@ from typing import Literal
 
 from kit.core.augment import AUGMENTERS
 from kit.core.train import TrainConfig
-from kit.data import chineseblue_corpus, load_biosses, load_pubmed_sentences
-from kit.params import ContrastiveTrainingParams, ParameterError, data_param, param
+from kit.data import chineseblue_corpus, load_pubmed_sentences
+from kit.params import ContrastiveTrainingParams, ParameterError, biosses_param, data_param, param
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,7 @@ class SimCSEParams(ContrastiveTrainingParams):
     fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
     map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
-    biosses_path: str | None = data_param(
-        "a BIOSSES file to use instead of the shared one (same columns)", load_biosses
-    )
+    biosses_path: str | None = biosses_param()
     corpus_path: str | None = data_param(
         "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: the shared PubMed sentences (en) or "
         "the pooled ChineseBLUE train sentences (zh)",
