@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
@@ -43,6 +44,7 @@ def _row(folder: Path, reports: Path) -> tuple[bool, str] | None:
             ]
         )
     except (ValueError, AttributeError, TypeError) as err:  # a damaged record must not hide the others
+        print(f"[kit.batch] {folder / 'results.json'} is unreadable ({err}); the index lists it so", file=sys.stderr)
         return True, _tr([*cells, "<b>unreadable</b>", html.escape(f"results.json: {err}"), "", "", ""], "failed")
 
 

@@ -68,6 +68,7 @@ def test_the_index_keeps_earlier_runs_and_shows_each_runs_latest_execution(tmp_p
     broken.write_text("\n".join(x for x in broken.read_text().splitlines() if "ontology_path" not in x) + "\n")
     (reports / "explore_augmentations" / "first" / "results.json").write_text("{truncated")
     assert batch_main([str(broken), "--reports", str(reports)]) == 0
+    assert "explore_augmentations/first/results.json is unreadable" in capsys.readouterr().err
     index = (reports / "index.html").read_text(encoding="utf-8")
     assert (
         "only 0 evaluation pairs" not in index
