@@ -25,6 +25,7 @@ ALLOWED = {
     "kit.study": {"kit.core", "kit.params", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.params", "kit.paths", "kit.report", "kit.study"},
     "kit.batch": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
+    "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
 }
 # Private attributes of other libraries' objects that the kit must touch: transformers keeps a model's attention
 # implementation in ``config._attn_implementation``; torch's ``Module._apply`` is how a module moves its parts.

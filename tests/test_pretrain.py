@@ -1,0 +1,86 @@
+"""kit.pretrain at toy size on the CPU: the vocabulary round-trips text, the MLM loss falls, an interrupted
+run resumes onto the same loss curve, and the saved model loads in fp32 through the Encoder."""
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from kit.core.models import Encoder
+from kit.data import chineseblue_corpus, load_pubmed_sentences
+from kit.pretrain import PretrainConfig, build_tokenizer, main, pretrain
+
+TOY = dict(vocab_size=800, layers=2, hidden=32, heads=2, intermediate=64, max_length=24, batch_size=16, lr=3e-3)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return load_pubmed_sentences(limit=1500)
+
+
+def test_english_vocabulary_round_trips_text(texts):
+    tok = build_tokenizer(texts, 800)
+    for s in texts[:50]:
+        ids = tok(s)["input_ids"]
+        assert ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
+        assert tok.decode(ids, skip_special_tokens=True) == tok.decode(tok(s.lower())["input_ids"][1:-1])
+        assert tok.unk_token_id not in ids or not s.isascii()
+    assert tok.decode(tok("the patients were treated")["input_ids"], skip_special_tokens=True) == (
+        "the patients were treated"
+    )
+
+
+def test_chinese_vocabulary_is_the_corpus_characters():
+    corpus = chineseblue_corpus()[:3000]
+    tok = build_tokenizer(corpus, 3000)
+    seen = {ch for t in corpus for ch in t if "\u4e00" <= ch <= "\u9fff"}
+    vocab = tok.get_vocab()
+    assert seen <= set(vocab), "a Chinese character of the corpus is missing from the vocabulary"
+    s = corpus[7]
+    tokens = tok.convert_ids_to_tokens(tok(s, add_special_tokens=False)["input_ids"])
+    assert all(len(t) == 1 for t in tokens if "\u4e00" <= t[0] <= "\u9fff"), tokens
+    assert tok.decode(tok(s)["input_ids"], skip_special_tokens=True).replace(" ", "") == s.lower().replace(" ", "")
+
+
+def test_loss_falls_and_an_interrupted_run_resumes_onto_the_same_curve(texts, tmp_path):
+    config = PretrainConfig(**TOY, steps=40, heldout=100, save_every=10, log_every=5, device="cpu")
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    build_tokenizer(texts[:-100], 800, folder=straight)  # one vocabulary for both (see build_tokenizer)
+    shutil.copytree(straight, resumed)
+    full = pretrain(texts, straight, config)
+    assert full.heldout_end < full.heldout_start - 0.3, full
+    assert full.losses[-1] < full.losses[0] - 0.3, full.losses
+
+    part = pretrain(texts, resumed, config, until=15)  # stopped between two checkpoints' steps
+    assert part.heldout_end is None and (resumed / "checkpoint.pt").exists()
+    assert not (resumed / "model.safetensors").exists()
+    rest = pretrain(texts, resumed, config)
+    assert rest.steps == full.steps
+    assert rest.losses == pytest.approx(full.losses, rel=1e-5)
+    assert rest.heldout_end == pytest.approx(full.heldout_end, rel=1e-5)
+    assert not (resumed / "checkpoint.pt").exists()
+
+
+def test_a_checkpoint_of_other_settings_is_refused(texts, tmp_path):
+    config = PretrainConfig(**TOY, steps=4, heldout=100, save_every=2, device="cpu")
+    pretrain(texts, tmp_path, config, until=2)
+    with pytest.raises(ValueError, match="other settings"):
+        pretrain(texts, tmp_path, PretrainConfig(**{**TOY, "lr": 1e-3}, steps=4, heldout=100, device="cpu"))
+
+
+def test_the_command_writes_a_loadable_fp16_model_with_a_card(tmp_path, monkeypatch):
+    out = tmp_path / "toy-bert"
+    args = ["--corpus", "pubmed", "--out", str(out), "--steps", "6", "--heldout", "200", "--device", "cpu"]
+    args += [f"--{k.replace('_', '-')}={v}" for k, v in TOY.items()]
+    main(args)
+    card = (out / "README.md").read_text()
+    assert "python -m kit.pretrain --corpus pubmed" in card and "held-out MLM loss" in card
+    assert json.loads((out / "training_log.json").read_text())["heldout_end"] > 0
+    from safetensors import safe_open
+
+    with safe_open(out / "model.safetensors", "pt") as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.float16}
+    enc = Encoder.from_pretrained(str(out), "cls_before_pooler")
+    assert next(enc.parameters()).dtype == torch.float32
+    assert enc.encode(["a sentence", "another one"]).shape == (2, 32)
