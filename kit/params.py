@@ -319,6 +319,13 @@ class ContrastiveTrainingParams(Params):
     temperature: float = param(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
     device: str = device_param()
     compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
+    cuda_graphs: bool = param(
+        False, "CUDA only: batches padded to max_length, replayed as CUDA graphs (the fastest step; not with compile)"
+    )
+
+    def validate(self) -> None:
+        if self.compile and self.cuda_graphs:
+            raise ParameterError("parameters 'compile' and 'cuda_graphs': choose one (dynamic or static shapes)")
 
     def train_config(self, seed: int, **loss_options) -> TrainConfig:
         """The ``TrainConfig`` of one run; ``loss_options`` (``mix_lambda``, ``iw_phi``) come from the row."""
@@ -334,6 +341,7 @@ class ContrastiveTrainingParams(Params):
             seed=seed,
             device=self.device,
             compile=self.compile,
+            cuda_graphs=self.cuda_graphs,
             **loss_options,
         )
 

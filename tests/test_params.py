@@ -4,6 +4,7 @@ import dataclasses
 
 import nbformat
 import pytest
+import torch
 from papermill.translators import PythonTranslator
 
 from kit.batch import main as batch_main
@@ -44,6 +45,9 @@ def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_
         if file.stem.startswith("paper"):
             with pytest.raises(ParameterError, match=r"parameter 'model'.*offline alias \(minilm"):
                 prepare(file)
+        elif file.stem.startswith("gpu_dryrun") and not torch.cuda.is_available():
+            with pytest.raises(ParameterError, match=r"parameter 'device'.*torch sees no CUDA device"):
+                prepare(file)
         else:
             prepare(file)
     missing = tmp_path / "no-model"
@@ -68,6 +72,7 @@ def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_
         ({"batch_size": 1}, "parameter 'batch_size': must be at least 2"),
         ({"lr": -1e-5}, "parameter 'lr': must be above 0"),
         ({"temperature": 0}, "parameter 'temperature': must be above 0"),
+        ({"compile": True, "cuda_graphs": True}, "parameters 'compile' and 'cuda_graphs': choose one"),
         ({"mix_lambda": 1.5}, "parameter 'mix_lambda': must be at least 0 and at most 1"),
         ({"seeds": [0, 0]}, "parameter 'seeds': value.*0 given more than once"),
         ({"seeds": []}, "parameter 'seeds': give at least one value"),

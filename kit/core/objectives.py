@@ -105,10 +105,11 @@ class SimCSEObjective(nn.Module):
     def view_features(self, encoder: Encoder, texts: list[str], view2: list[str] | None) -> dict[str, torch.Tensor]:
         """Both views tokenized, 2B rows [texts; view2] on the encoder's device. Dropout views
         (``view2`` None) are the same tokens: tokenized once and repeated."""
+        static = self.config.cuda_graphs
         if view2 is None:
-            feats = {k: torch.cat([v, v]) for k, v in encoder.tokenize(texts, self.config.max_length).items()}
+            feats = {k: torch.cat([v, v]) for k, v in encoder.tokenize(texts, self.config.max_length, static).items()}
         else:
-            feats = encoder.tokenize(texts + view2, self.config.max_length)
+            feats = encoder.tokenize(texts + view2, self.config.max_length, static)
         return to_device(feats, encoder.device)
 
     @torch.no_grad()
@@ -137,7 +138,7 @@ class ContrastiveTensionObjective(SimCSEObjective):
         self.partner = copy.deepcopy(encoder)
 
     def forward(self, encoder: Encoder, texts: list[str], rows: np.ndarray):
-        feats = to_device(encoder.tokenize(texts, self.config.max_length), encoder.device)
+        feats = to_device(encoder.tokenize(texts, self.config.max_length, self.config.cuda_graphs), encoder.device)
         self.partner.train(encoder.training)
         return self.loss_fn(encoder(feats, training_head=True), self.partner(feats, training_head=True))
 

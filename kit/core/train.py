@@ -45,6 +45,8 @@ class TrainConfig:
     compile: bool = False  # torch.compile the backbone in place (dynamic shapes); its dropout masks come from
     # inductor's own RNG stream, so compiled runs are not bit-equal to eager ones
     length_grouped: bool = False  # batches of similar-length sentences (less padding; changes the negatives)
+    cuda_graphs: bool = False  # CUDA only: every batch padded to max_length and the backbone compiled with
+    # mode="reduce-overhead", which replays each step's kernels as CUDA graphs (no per-kernel launch cost)
 
     def __post_init__(self):
         for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
@@ -52,6 +54,8 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)}")
         if self.batch_size < 2:
             raise ValueError("TrainConfig.batch_size must be >= 2 (in-batch negatives)")
+        if self.cuda_graphs and self.compile:
+            raise ValueError("TrainConfig: choose compile (dynamic shapes) or cuda_graphs (static shapes), not both")
 
 
 @dataclass
@@ -120,8 +124,10 @@ def train_contrastive(
     objective.to(device)
     batches = objective.batches(corpus)
     torch.manual_seed(config.seed)
-    if config.compile:
-        encoder.backbone.compile(dynamic=True)  # in place: parameter names and checkpoints unchanged
+    if config.cuda_graphs and device.type != "cuda":
+        raise ValueError(f"cuda_graphs needs a CUDA device, not {device}")
+    if config.compile or config.cuda_graphs:  # in place: parameter names and checkpoints unchanged
+        encoder.backbone.compile(**({"mode": "reduce-overhead"} if config.cuda_graphs else {"dynamic": True}))
 
     params = [p for p in [*encoder.parameters(), *objective.parameters()] if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=config.lr, fused=device.type == "cuda")  # one kernel per step on CUDA
@@ -151,7 +157,8 @@ def train_contrastive(
     def evaluate(step: int, sums: dict[str, torch.Tensor], count: int) -> None:
         nonlocal best_state
         row = {"step": step, **{k: (v / count).item() if count else None for k, v in sums.items()}}
-        row.update(evaluator(encoder))
+        with torch.compiler.set_stance("force_eager"):  # compiled for training shapes only
+            row.update(evaluator(encoder))
         history.rows.append(row)
         best = history.best()
         if step > 0 and (best is None or row[history.selection_metric] > best[history.selection_metric]):
@@ -169,6 +176,8 @@ def train_contrastive(
     t0 = time.perf_counter()
     while step < config.steps:
         idx = batches.next()
+        if config.cuda_graphs:
+            torch.compiler.cudagraph_mark_step_begin()
         with autocast(device, config.precision):
             loss, stats = objective(model, [corpus[i] for i in idx], idx)
         if accelerator is None:

@@ -149,3 +149,17 @@ def test_requeued_rows_come_first_and_pop_starts_a_new_epoch_when_the_queue_is_e
     batches.requeue([first[4], first[1]])
     assert [batches.pop(), batches.pop()] == [first[4], first[1]]
     assert sorted(batches.pop() for _ in range(6)) == list(range(6))  # the queue was empty: a new shuffled epoch
+
+
+def test_cuda_graphs_are_refused_off_cuda_and_with_compile(corpus):
+    with pytest.raises(ValueError, match="compile .* or cuda_graphs"):
+        TrainConfig(compile=True, cuda_graphs=True)
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+    with pytest.raises(ValueError, match="cuda_graphs needs a CUDA device"):
+        train_contrastive(enc, corpus, TrainConfig(**{**CONFIG, "device": "cpu", "cuda_graphs": True}), dict)
+
+
+def test_static_padding_pads_every_batch_to_max_length():
+    enc = Encoder.from_pretrained("tiny-random-bert", seed=0)
+    assert enc.tokenize(["a b", "c"], 16, static=True)["input_ids"].shape == (2, 16)
+    assert enc.tokenize(["a b", "c"], 16)["input_ids"].shape == (2, 4)

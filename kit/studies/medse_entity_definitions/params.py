@@ -108,6 +108,7 @@ class MedSEParams(ContrastiveTrainingParams):
     )
 
     def validate(self) -> None:
+        super().validate()
         if self.train_size < self.batch_size:
             raise ParameterError(
                 f"parameter 'train_size': {self.train_size} sentences are fewer than one batch "

@@ -96,6 +96,7 @@ class SimCSEParams(ContrastiveTrainingParams):
     )
 
     def validate(self) -> None:
+        super().validate()
         if not any(METHODS[r].trained for r in self.rows):
             raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
         if self.corpus_size is not None and self.corpus_size < self.batch_size:
