@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import time
@@ -39,7 +40,11 @@ def _git(*args: str) -> str:
 
 
 def git_commit() -> str:
-    """HEAD of the project checkout, with ``-dirty`` when tracked files differ; 'unknown' outside git."""
+    """HEAD of the project checkout, with ``-dirty`` when tracked files differ; 'unknown' outside git.
+    ``$KIT_COMMIT`` overrides it where the code runs from a copy of a clean checkout without its ``.git``
+    (a GPU machine that receives the working tree)."""
+    if os.environ.get("KIT_COMMIT"):
+        return os.environ["KIT_COMMIT"] + " (copy)"
     try:
         return _git("rev-parse", "HEAD") + ("-dirty" if _git("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.CalledProcessError):
@@ -68,6 +73,10 @@ class RunRecord:
             "versions": versions(),
             "device": describe(resolve_device(self.parameters.get("device", "auto"))),
             "torch_threads": torch.get_num_threads(),
+            # the notebook's process, all runs it computed: what a GPU of this size must hold
+            "cuda_peak_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 2)
+            if torch.cuda.is_available()
+            else None,
             "git_commit": self.commit,
             "wall_seconds": round(time.time() - self.started, 1),
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
