@@ -104,6 +104,19 @@ RANDOM_MODELS = {
     "random-bert-base": RandomModel("bert", BERT_BASE),
     # hfl/chinese-bert-wwm-ext's shape (vocabulary 21,128) with the Chinese mini-BERT's character tokenizer
     "random-chinese-bert-base": RandomModel("bert", {**BERT_BASE, "vocab_size": 21128}, "chineseblue-bert-mini"),
+    "tiny-random-bart": RandomModel(
+        "bart",
+        {
+            "d_model": 32,
+            "encoder_layers": 1,
+            "decoder_layers": 1,
+            "encoder_attention_heads": 2,
+            "decoder_attention_heads": 2,
+            "encoder_ffn_dim": 64,
+            "decoder_ffn_dim": 64,
+            "max_position_embeddings": 512,
+        },
+    ),
     # facebook/bart-large's shape with bert-base-uncased's WordPiece tokenizer (BART's BPE is not offline)
     "random-bart-large": RandomModel(
         "bart",

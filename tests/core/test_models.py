@@ -101,3 +101,26 @@ def test_masked_mean_ignores_masked_tokens_and_gives_zeros_for_an_empty_mask():
     states = torch.tensor([[[1.0], [3.0], [100.0]], [[5.0], [6.0], [7.0]]])
     out = masked_mean(states, torch.tensor([[1, 1, 0], [0, 0, 0]]))
     assert out.tolist() == [[2.0], [0.0]]
+
+
+@pytest.mark.parametrize(
+    "alias, text",
+    [
+        ("pubmed-bert-mini", "the patients were treated with intravenous antibiotics"),
+        ("chineseblue-bert-mini", "慢性胃炎怎么治疗"),
+    ],
+)
+def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
+    """The mini-BERTs that kit.pretrain wrote (committed under models/, fp16, <= 20 MB) load by alias, in
+    fp32, with a vocabulary that knows their corpus's words, and come with a model card."""
+    from kit.core.models import PRETRAINED_FOLDER, check_available
+
+    check_available(alias)
+    folder = PRETRAINED_FOLDER / alias
+    assert (folder / "model.safetensors").stat().st_size <= 20e6
+    assert "held-out MLM loss" in (folder / "README.md").read_text(encoding="utf-8")
+    enc = Encoder.from_pretrained(alias, "cls_before_pooler")
+    assert next(enc.parameters()).dtype == torch.float32
+    assert enc.source.substitute_for and "kit.pretrain" in enc.source.description
+    assert enc.unknown_token_share([text]) == 0.0
+    assert enc.encode([text]).shape == (1, enc.dim)

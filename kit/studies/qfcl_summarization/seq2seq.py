@@ -78,7 +78,13 @@ def generate(
         enc = s.tokenizer(
             chqs[i : i + batch_size], padding=True, truncation=True, max_length=max_source, return_tensors="pt"
         ).to(device)
-        ids = s.model.generate(**enc, num_beams=num_beams, max_new_tokens=max_target, early_stopping=num_beams > 1)
+        ids = s.model.generate(  # ids and mask only: a WordPiece tokenizer's token_type_ids are no BART input
+            input_ids=enc["input_ids"],
+            attention_mask=enc["attention_mask"],
+            num_beams=num_beams,
+            max_new_tokens=max_target,
+            early_stopping=num_beams > 1,
+        )
         out += s.tokenizer.batch_decode(ids, skip_special_tokens=True)
     return [t.strip() for t in out]
 
