@@ -156,7 +156,10 @@ def resolve_model(name: str) -> ModelSource:
         spec = RANDOM_MODELS[name]
         shape = ", ".join(f"{k} {v}" for k, v in spec.shape.items())
         return ModelSource(
-            name, resolve_model(spec.tokenizer).path, f"random-initialised {spec.architecture} ({shape})", "any model"
+            name,
+            resolve_model(spec.tokenizer).path,
+            f"random-initialised {spec.architecture.upper()} ({shape})",
+            "any model",
         )
     return ModelSource(name, name, f"{name} via transformers.from_pretrained")
 
