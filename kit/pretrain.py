@@ -38,9 +38,11 @@ from kit.core.devices import autocast, describe, resolve_device
 from kit.core.files import write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
 from kit.core.progress import bar
+from kit.core.train import read_checkpoint
 from kit.report.record import git_commit
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+CHECKPOINT_KEYS = frozenset("config model optimizer scheduler batches torch_rng cuda_rng log step".split())
 
 
 @dataclass
@@ -183,7 +185,7 @@ def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: i
     heldout_texts = [texts[i] for i in order[len(texts) - config.heldout :]]
 
     ckpt = out / "checkpoint.pt"
-    state = torch.load(ckpt, weights_only=False) if ckpt.exists() else None
+    state = read_checkpoint(ckpt, CHECKPOINT_KEYS)  # a damaged one is set aside: the run starts over
     if state is not None and state["config"] != asdict(config):
         raise ValueError(f"{ckpt} was written with other settings; remove it or use them: {state['config']}")
     if (out / "tokenizer.json").exists():  # a resumed run's, or one given on purpose
@@ -196,8 +198,8 @@ def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: i
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=config.mask_prob, return_tensors="pt")
 
     model = _model(config, tokenizer).to(device)
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
+    decay = [p for p in model.parameters() if p.ndim > 1]  # no weight decay on biases and LayerNorm
+    no_decay = [p for p in model.parameters() if p.ndim <= 1]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
         lr=config.lr,

@@ -84,3 +84,11 @@ def test_the_command_writes_a_loadable_fp16_model_with_a_card(tmp_path, monkeypa
     enc = Encoder.from_pretrained(str(out), "cls_before_pooler")
     assert next(enc.parameters()).dtype == torch.float32
     assert enc.encode(["a sentence", "another one"]).shape == (2, 32)
+
+
+def test_a_damaged_checkpoint_is_set_aside_and_the_run_starts_over(texts, tmp_path):
+    config = PretrainConfig(**TOY, steps=4, heldout=100, save_every=2, log_every=2, device="cpu")
+    (tmp_path / "checkpoint.pt").write_bytes(b"truncated")
+    log = pretrain(texts, tmp_path, config)
+    assert log.steps == [2, 4] and log.heldout_end is not None
+    assert list(tmp_path.glob("checkpoint.pt.damaged-*"))

@@ -173,12 +173,12 @@ def check_available(name: str) -> None:
     if name == "minilm":
         _minilm_path()
         return
-    if name in PRETRAINED and not (PRETRAINED_FOLDER / name / "config.json").is_file():
-        raise OSError(
-            f"the alias '{name}' is a folder of this checkout, {PRETRAINED_FOLDER / name}, which is missing: "
-            f"restore it from git or rebuild it with `python -m kit.pretrain` (its model card gives the command)"
-        )
     if name in PRETRAINED:
+        if not (PRETRAINED_FOLDER / name / "config.json").is_file():
+            raise OSError(
+                f"the alias '{name}' is a folder of this checkout, {PRETRAINED_FOLDER / name}, which is missing: "
+                "restore it from git or rebuild it with `python -m kit.pretrain` (its model card gives the command)"
+            )
         return
     folder = Path(name).expanduser()
     if folder.is_dir():

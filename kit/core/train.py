@@ -79,14 +79,15 @@ CHECKPOINT_KEYS = frozenset(
 )
 
 
-def read_checkpoint(ckpt: Path) -> dict | None:
-    """The state saved at a run's last evaluation, or None: when there is none, or when it cannot be read
-    (a truncated or foreign file), in which case it is set aside and the run starts over."""
+def read_checkpoint(ckpt: Path, keys: frozenset[str] = CHECKPOINT_KEYS) -> dict | None:
+    """The state saved at a run's last checkpoint (a dict holding ``keys``), or None: when there is none,
+    or when it cannot be read (a truncated or foreign file), in which case it is set aside and the run
+    starts over."""
     if not ckpt.exists():
         return None
     try:
         state = torch.load(ckpt, weights_only=False)
-        missing = CHECKPOINT_KEYS - set(state) if isinstance(state, dict) else CHECKPOINT_KEYS
+        missing = keys - set(state) if isinstance(state, dict) else keys
         if missing:
             raise ValueError(f"not a kit checkpoint: missing {sorted(missing)}")
     except Exception as err:  # torch.load raises RuntimeError, EOFError, UnpicklingError, ... on a damaged file
