@@ -276,8 +276,9 @@ class Encoder(nn.Module):
         if name in RANDOM_MODELS:
             backbone = random_model(name, tokenizer)
         else:
-            # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job
-            backbone = AutoModel.from_pretrained(source.path, attn_implementation="sdpa", dtype=torch.float32)
+            # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job. The
+            # attention kernel is transformers' default: SDPA where the architecture has it, else eager (MPNet).
+            backbone = AutoModel.from_pretrained(source.path, dtype=torch.float32)
         return cls(backbone, tokenizer, pooler, source).eval()
 
     @property

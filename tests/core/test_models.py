@@ -124,3 +124,25 @@ def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
     assert enc.source.substitute_for and "kit.pretrain" in enc.source.description
     assert enc.unknown_token_share([text]) == 0.0
     assert enc.encode([text]).shape == (1, enc.dim)
+
+
+def test_architectures_without_sdpa_load_with_eager_attention(tmp_path):
+    """MPNet (all-mpnet-base-v2's architecture) has no SDPA path: the kit loads it with eager attention,
+    a sentence-transformers folder of it gives the kit the same embeddings, and BERT keeps SDPA."""
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import MPNetConfig, MPNetModel
+
+    tokenizer = Encoder.from_pretrained("tiny-random-bert").tokenizer
+    torch.manual_seed(0)
+    shape = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+    MPNetModel(MPNetConfig(vocab_size=len(tokenizer), **shape)).save_pretrained(tmp_path / "mpnet")
+    tokenizer.save_pretrained(tmp_path / "mpnet")
+    transformer = models.Transformer(str(tmp_path / "mpnet"))
+    pooling = models.Pooling(32, pooling_mode="mean")
+    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(tmp_path / "st"))
+
+    enc = Encoder.from_pretrained(str(tmp_path / "st"), "mean")
+    assert enc.backbone.config._attn_implementation == "eager"
+    st = SentenceTransformer(str(tmp_path / "st"), device="cpu")
+    np.testing.assert_allclose(enc.encode(TEXTS), st.encode(TEXTS), atol=1e-5)
+    assert Encoder.from_pretrained("minilm").backbone.config._attn_implementation == "sdpa"
