@@ -60,20 +60,19 @@ def tokenize(text: str, language: str = "en") -> list[str]:
     return _UNIT_RE.findall(text) if _MAY_PROTECT.search(text) else text.split()
 
 
-def _ascii_edge(a: str, b: str) -> bool:
-    return a[-1:].isascii() and a[-1:].isalnum() and b[:1].isascii() and b[:1].isalnum()
+def separator(prev: str, tok: str, language: str = "en") -> str:
+    """What the augmented text puts between two consecutive units: a space (``en``); for ``zh``
+    nothing, except a space between two Latin/digit runs ("HPV DNA" stays two words)."""
+    if language != "zh":
+        return " "
+    ascii_edge = prev[-1:].isascii() and prev[-1:].isalnum() and tok[:1].isascii() and tok[:1].isalnum()
+    return " " if ascii_edge else ""
 
 
 def render(edits: list[tuple[str, str]], language: str = "en") -> str:
-    """The augmented text: every token whose op is not ``delete``, joined by spaces (``en``)
-    or directly (``zh``, with a space only between two Latin/digit runs)."""
+    """The augmented text: every token whose op is not ``delete``, joined by ``separator``."""
     kept = [tok for tok, op in edits if op != DELETE]
-    if language != "zh":
-        return " ".join(kept)
-    out = kept[:1]
-    for prev, tok in zip(kept, kept[1:]):
-        out.append(" " + tok if _ascii_edge(prev, tok) else tok)
-    return "".join(out)
+    return "".join([*kept[:1], *(separator(prev, tok, language) + tok for prev, tok in zip(kept, kept[1:]))])
 
 
 def n_edits(n: int, ratio: float) -> int:

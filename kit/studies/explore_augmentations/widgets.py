@@ -8,7 +8,7 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from kit.core.augment import AUGMENTERS, DELETE, INSERT, MOVE, make_augmenter, tokenize
+from kit.core.augment import AUGMENTERS, DELETE, INSERT, MOVE, make_augmenter, separator, tokenize
 
 STYLE = {
     DELETE: "<del style='color:#b00020;background:#fde7ea'>{}</del>",
@@ -19,9 +19,33 @@ LEGEND = " ".join(STYLE[k].format(k) for k in (DELETE, INSERT, MOVE))
 
 
 def edits_html(edits: list[tuple[str, str]], language: str = "en") -> str:
-    """One view as HTML: deleted units struck through, inserted ones green, moved ones blue
-    (Chinese units are joined without spaces)."""
-    return ("" if language == "zh" else " ").join(STYLE.get(op, "{}").format(html.escape(tok)) for tok, op in edits)
+    """One view as HTML: deleted units struck through, inserted ones green, moved ones blue.
+
+    Units are joined by the augmenter's own ``separator``, so that the view without its ``<del>``
+    elements reads exactly as the augmented text (``render``) the model sees. A deleted unit carries
+    its separator inside its ``<del>``: the one before it, or after it when no kept unit precedes it.
+    """
+
+    def styled(text: str, op: str) -> str:
+        return STYLE.get(op, "{}").format(html.escape(text))
+
+    parts: list[str] = []
+    leading: list[str] = []  # deleted units before the first kept one
+    kept = shown = None  # the last kept unit, the last unit shown
+    for tok, op in edits:
+        if op != DELETE:
+            parts += [styled(d + separator(d, n, language), DELETE) for d, n in zip(leading, [*leading[1:], tok])]
+            parts.append((separator(kept, tok, language) if kept is not None else "") + styled(tok, op))
+            leading, kept = [], tok
+        elif kept is None:
+            leading.append(tok)
+        else:
+            parts.append(styled(separator(shown, tok, language) + tok, DELETE))
+        shown = tok
+    if leading:  # every unit deleted (no augmenter does that)
+        parts += [styled(d + separator(d, n, language), DELETE) for d, n in zip(leading, leading[1:])]
+        parts.append(styled(leading[-1], DELETE))
+    return "".join(parts)
 
 
 def views_html(text: str, augmenter: str, ratio: float, seed: int, n_views: int, language: str = "en") -> str:

@@ -1,4 +1,9 @@
-from kit.core.augment import n_edits, tokenize
+import re
+
+import numpy as np
+import pytest
+
+from kit.core.augment import AUGMENTERS, make_augmenter, n_edits, tokenize
 from kit.studies.explore_augmentations.widgets import explorer, views_html
 
 SENT = "IL-6 rose sharply in Kras G12D mice after treatment"
@@ -38,3 +43,38 @@ def test_switching_language_redraws_even_when_the_sentence_is_unchanged():
     assert "(zh)" not in out.value
     language.value = "zh"
     assert "(zh)" in out.value
+
+
+def model_text(view_html: str) -> str:
+    """What a view says the model sees: the view with its struck-through (deleted) units removed, tags stripped."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<del\b[^>]*>.*?</del>", "", view_html, flags=re.S)))
+
+
+ZH_SENT = "HPV DNA阳性的患者IL-6水平升高3.5倍（p < 0.05），需要复查吗？"
+EN_SENT = "IL-6 levels rose (p < 0.05) in Kras G12D mice treated with 10 mg/kg ABT-737, while 5 hmC fell."
+
+
+@pytest.mark.parametrize("name", sorted(AUGMENTERS))
+@pytest.mark.parametrize("language, text", [("en", EN_SENT), ("zh", ZH_SENT), ("zh", "HPV DNA"), ("en", "a b")])
+@pytest.mark.parametrize("ratio", [0.1, 0.3, 0.5])
+def test_each_view_shows_exactly_what_the_augmenter_returns(name, language, text, ratio):
+    """The explorer shows what the model sees: each view, without its deleted units, is the augmenter's output
+    string for the same Generator state (Chinese views keep the space in "HPV DNA" as the augmenter does)."""
+    page = views_html(text, name, ratio, 5, 6, language)
+    shown = [model_text(v) for v in re.findall(r"<li[^>]*>(.*?)</li>", page.split("<ol>")[1], flags=re.S)]
+    aug, rng = make_augmenter(name, ratio, language=language), np.random.default_rng(5)
+    assert shown == [aug(text, rng) for _ in range(6)]
+
+
+def test_chinese_views_keep_the_space_between_latin_runs():
+    view = views_html("HPV DNA阳性的患者", "deletion", 0.1, 0, 1, "zh").split("<ol>")[1]  # deletes 的
+    assert model_text(view) == "HPV DNA阳性患者"
+
+
+def test_deleted_units_are_still_shown_struck_through():
+    page = views_html("a b c d e f g h i j", "deletion", 0.3, 0, 1)
+    view = page.split("<ol>")[1]
+    assert view.count("<del") == 3 and re.sub(r"<[^>]+>", "", view).split() == list("abcdefghij")
