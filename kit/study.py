@@ -30,8 +30,9 @@ from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
-CACHE_VERSION = 3
-"""Part of every run key (1: the kit before run keys had a version; 2: before keys held content digests)."""
+CACHE_VERSION = 4
+"""Part of every run key (1: the kit before run keys had a version; 2: before keys held content digests;
+3: before the zh stopword list excluded numerals and traditional forms)."""
 
 
 def run_key(name: str, settings: dict) -> str:

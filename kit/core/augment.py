@@ -199,17 +199,45 @@ class _Insertion(Augmenter):
         return out
 
 
+# Chinese numeral characters, everyday and financial forms: a stopword holding one (一些, 十分, 几乎) could
+# read as a number next to a dose, so none is inserted.
+_CHINESE_NUMERALS = frozenset("〇零一二三四五六七八九十百千万亿两几半壹贰叁肆伍陆柒捌玖拾佰仟萬億兩")
+
+# Traditional -> simplified, for the words of spaCy's zh list: what OpenCC's "t2s" conversion (opencc 1.4.2)
+# changes there (後 -> 后, 麽 -> 么, and the phrase 藉以 -> 借以; 藉 alone is simplified, as in 慰藉). No
+# converter is a dependency of the kit, so the mapping is written out; the tests re-derive it with OpenCC
+# wherever that is installed, which catches a spaCy release that adds other traditional forms.
+_TRADITIONAL_CHARACTERS = str.maketrans("後麽", "后么")
+_TRADITIONAL_WORDS = {"藉以": "借以"}
+
+
+def _to_simplified(word: str) -> str:
+    """``word`` in simplified characters, by the table above (OpenCC's t2s on spaCy's zh stopwords)."""
+    return _TRADITIONAL_WORDS.get(word) or word.translate(_TRADITIONAL_CHARACTERS)
+
+
 @functools.cache
 def _chinese_stopwords() -> tuple[str, ...]:
+    """spaCy's Chinese stopwords (``spacy.lang.zh.stop_words``) that are inserted into medical text: the
+    all-Han words, less every word holding a numeral character (``_CHINESE_NUMERALS``: 一, 七, 十, 千,
+    两, 几 ...; next to a dose it changes the meaning) and every word not in simplified form, i.e. one
+    that the traditional-to-simplified conversion ``_to_simplified`` changes (然後, 什麽, 藉以)."""
     from spacy.lang.zh.stop_words import STOP_WORDS
 
-    return tuple(sorted(w for w in STOP_WORDS if re.fullmatch(r"[\u4e00-\u9fff]+", w)))
+    return tuple(
+        sorted(
+            w
+            for w in STOP_WORDS
+            if re.fullmatch(r"[\u4e00-\u9fff]+", w) and not _CHINESE_NUMERALS & set(w) and _to_simplified(w) == w
+        )
+    )
 
 
 @dataclass
 class StopwordInsertion(_Insertion):
     """Insert stopwords: scikit-learn's ENGLISH_STOP_WORDS, or for ``zh`` the all-Han
-    entries of spaCy's Chinese list (``spacy.lang.zh.stop_words``)."""
+    entries of spaCy's Chinese list (``spacy.lang.zh.stop_words``) without numerals and
+    traditional forms (see ``_chinese_stopwords``)."""
 
     name: ClassVar[str] = "stopword_insertion"
 

@@ -144,3 +144,47 @@ def test_bad_ratio_and_name_are_clear():
         WordDeletion(1.5)
     with pytest.raises(KeyError, match="choose one of"):
         make_augmenter("synonym")
+
+
+# Chinese numeral characters (everyday, financial and traditional forms), written out here independently of
+# kit.core.augment, and the simplified forms of the traditional stopwords in spaCy's zh list.
+NUMERALS = set("〇零一二三四五六七八九十百千万亿两几半壹贰叁肆伍陆柒捌玖拾佰仟萬億兩")
+
+
+def spacy_han_stopwords() -> set[str]:
+    import re
+
+    from spacy.lang.zh.stop_words import STOP_WORDS
+
+    return {w for w in STOP_WORDS if re.fullmatch(r"[\u4e00-\u9fff]+", w)}
+
+
+def test_chinese_stopwords_hold_no_numeral_and_no_traditional_form():
+    vocab = StopwordInsertion(0.3, language="zh").vocabulary
+    assert not [w for w in vocab if NUMERALS & set(w)]
+    assert not {"然後", "之後", "以後", "最後", "什麽", "怎麽", "那麽", "藉以"} & set(vocab)
+    assert len(vocab) > 100 and {"的", "了", "然后", "什么", "因为"} <= set(vocab)
+    # nothing else is dropped: every word of spaCy's list that holds no numeral and is simplified stays
+    dropped = spacy_han_stopwords() - set(vocab)
+    assert {w for w in dropped if not NUMERALS & set(w)} == {
+        "为什麽", "之後", "什麽", "今後", "以後", "先後", "後来", "後面", "怎麽", "最後", "然後", "藉以", "这麽", "那麽"
+    }  # fmt: skip
+
+
+def test_no_inserted_chinese_stopword_is_a_numeral():
+    aug, rng = StopwordInsertion(0.5, language="zh"), np.random.default_rng(0)
+    inserted = [t for _ in range(300) for t, op in aug.edits("每次服用3.5毫克，每日两次", rng) if op == INSERT]
+    assert len(inserted) > 1000 and not [w for w in inserted if NUMERALS & set(w)]
+
+
+def test_chinese_stopwords_are_simplified_as_opencc_converts_them():
+    """Where OpenCC is installed (it is no dependency of the kit), its traditional-to-simplified conversion
+    leaves every inserted word unchanged and changes exactly the words the kit's table does."""
+    opencc = pytest.importorskip("opencc")
+    from kit.core.augment import _to_simplified
+
+    t2s = opencc.OpenCC("t2s").convert
+    assert [w for w in StopwordInsertion(0.1, language="zh").vocabulary if t2s(w) != w] == []
+    assert {w: t2s(w) for w in spacy_han_stopwords() if t2s(w) != w} == {
+        w: _to_simplified(w) for w in spacy_han_stopwords() if _to_simplified(w) != w
+    }
