@@ -15,7 +15,9 @@ class ExploreParams(Params):
 
     sample_size: int = param(2000, "sentences per language the sample button draws from", min=1)
     seed: int = param(0, "seed of the views and of the sample button", min=0)
-    ratio: float = param(0.2, "share of units each augmenter edits in the static view", gt=0, lt=1)
+    ratio: float = param(
+        0.2, "share of units each augmenter edits: the slider's first value and the static view", gt=0, lt=1
+    )
     languages: list[str] = param(
         ["en", "zh"],
         "languages offered (en: PubMed sentences, zh: cMedQQ questions)",

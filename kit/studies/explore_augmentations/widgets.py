@@ -63,34 +63,40 @@ def views_html(text: str, augmenter: str, ratio: float, seed: int, n_views: int,
     )
 
 
-def explorer(pools: dict[str, list[str]], seed: int = 0) -> W.VBox:
+def explorer(pools: dict[str, list[str]], seed: int = 0, ratio: float = 0.2) -> W.VBox:
     """The interactive explorer; ``pools`` maps a language (``en``, ``zh``) to the sentences
-    the sample button draws from."""
+    the sample button draws from; ``seed`` and ``ratio`` are the controls' first values."""
     pick = np.random.default_rng(seed)
     language = W.Dropdown(options=list(pools), value=next(iter(pools)), description="language")
     augmenter = W.Dropdown(options=sorted(AUGMENTERS), value="crop", description="augmenter")
-    ratio = W.FloatSlider(value=0.1, min=0.05, max=0.5, step=0.05, description="ratio", readout_format=".2f")
+    ratio_slider = W.FloatSlider(
+        value=ratio, min=min(0.05, ratio), max=max(0.5, ratio), step=0.05, description="ratio", readout_format=".2f"
+    )
     seed_box = W.IntText(value=seed, description="seed")
     n_views = W.IntSlider(value=4, min=1, max=10, description="views")
     first = pools[language.value]
     text = W.Textarea(
         value=first[0] if first else "", description="sentence", layout=W.Layout(width="95%", height="70px")
     )
-    sample = W.Button(description="sample a sentence", icon="random")
+    sample = W.Button(description="sample a sentence", icon="random", layout=W.Layout(width="auto"))
     out = W.HTML()
 
     def update(*_):
-        out.value = views_html(text.value, augmenter.value, ratio.value, seed_box.value, n_views.value, language.value)
+        out.value = views_html(
+            text.value, augmenter.value, ratio_slider.value, seed_box.value, n_views.value, language.value
+        )
 
     def resample(*_):
         pool = pools[language.value]
         if pool:
             text.value = pool[int(pick.integers(len(pool)))]
 
-    for w in (augmenter, ratio, seed_box, n_views, text):
+    for w in (augmenter, ratio_slider, seed_box, n_views, text):
         w.observe(update, names="value")
     language.observe(resample, names="value")  # a new language brings a sentence in it ...
     language.observe(update, names="value")  # ... and its views, even if that sentence was already shown
     sample.on_click(resample)
     update()
-    return W.VBox([W.HBox([language, augmenter]), W.HBox([ratio, seed_box, n_views]), W.HBox([text]), sample, out])
+    return W.VBox(
+        [W.HBox([language, augmenter]), W.HBox([ratio_slider, seed_box, n_views]), W.HBox([text]), sample, out]
+    )

@@ -78,3 +78,16 @@ def test_deleted_units_are_still_shown_struck_through():
     page = views_html("a b c d e f g h i j", "deletion", 0.3, 0, 1)
     view = page.split("<ol>")[1]
     assert view.count("<del") == 3 and re.sub(r"<[^>]+>", "", view).split() == list("abcdefghij")
+
+
+def test_the_ratio_parameter_sets_the_slider_and_the_views():
+    box = explorer({"en": [SENT]}, seed=0, ratio=0.3)
+    slider, out = box.children[1].children[0], box.children[-1]
+    assert slider.description == "ratio" and slider.value == 0.3 and "30%" in out.value
+    high = explorer({"en": [SENT]}, ratio=0.7).children[1].children[0]
+    assert high.value == 0.7  # not clamped to the slider's usual range
+
+
+def test_the_sample_button_is_wide_enough_for_its_label():
+    sample = explorer({"en": [SENT]}).children[3]
+    assert sample.description == "sample a sentence" and sample.layout.width == "auto"
