@@ -2,14 +2,15 @@
 
 Each YAML run file, ``params/<notebook>/<run>.yaml``, holds the parameters of one run of a notebook.
 Every file is validated first, before any notebook starts (keys, types, values, sizes that must fit
-the data, models that must load here); then each run is executed by papermill into
-``reports/<notebook>/<run>/<notebook>.ipynb`` with every parameter set, exported to ``report.html``
-(code hidden) by nbconvert, and ``reports/index.html`` is rewritten. A failing run does not stop the
-others; the command exits 1 and names the failures. ``--jobs N`` uses N processes, each pinned to
-one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the CPU threads:
-first the trainings of each run file (rows, seeds, sweep points: its study's ``planned_runs``) are
-spread over them into the file's run cache, then N notebooks execute at once and read those results;
-every run still writes its own report folder.
+the data, models that must load here). Then, run file by run file, the trainings its notebook will
+read (rows, seeds, sweep points: its study's ``planned_runs``) are computed into the file's run cache,
+and the notebook is executed by papermill into ``reports/<notebook>/<run>/<notebook>.ipynb`` with every
+parameter set, finds them cached and is exported to ``report.html`` (code hidden) by nbconvert;
+``reports/index.html`` is rewritten at the end. The console gets a line per training and per run,
+with the time remaining (``kit.report.progress``). A failing run does not stop the others; the
+command exits 1 and names the failures. ``--jobs N`` spreads each file's trainings over N processes,
+each pinned to one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the
+CPU threads, then executes N notebooks at once; every run still writes its own report folder.
 
 The study of a notebook is the package ``kit.studies.<notebook>``: its ``Params`` declare the
 notebook's parameters and its ``Study`` (for notebooks that train) lists and computes the runs.
@@ -27,6 +28,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -35,7 +37,8 @@ import kit.studies
 from kit.core.files import write_text_atomic
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
-from kit.report.index import RECORD_FILES, write_index
+from kit.report.index import RECORD_FILES, StudyAbout, headline, write_index
+from kit.report.progress import BatchProgress
 from kit.study import Study
 
 
@@ -166,9 +169,11 @@ def execute(run: Run, reports: Path) -> Path:
         failure = err
     html_file = out_dir / "report.html"
     if executed.exists():
+        notebook = nbformat.read(executed, as_version=4)
+        notebook.metadata["title"] = f"{study_module(run.notebook).ABOUT.title}: run {run.name}"  # the page title
         body, _ = HTMLExporter(
             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-        ).from_notebook_node(nbformat.read(executed, as_version=4))
+        ).from_notebook_node(notebook)
         write_text_atomic(html_file, body)
     if failure is not None:
         log = write_text_atomic(out_dir / "error.log", failure_log(failure))
@@ -185,15 +190,41 @@ def job_environment(slot: int, jobs: int, gpus: int, cpus: int) -> dict[str, str
     return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
 
 
-def _execute_pinned(run: Run, reports: Path, env: dict[str, str]) -> Path:
-    """``execute`` in a fresh worker process whose environment (inherited by the kernel) pins it."""
-    os.environ.update(env)
-    return execute(run, reports)
+def build_study(run: Run, reports: Path) -> Study | None:
+    """The run file's study, or None for a notebook that trains nothing (the explorer)."""
+    module = study_module(run.notebook)
+    if not hasattr(module, "Study"):
+        return None
+    return module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
 
 
-def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, str]) -> None:
-    """Worker process: build the run file's study and train every ``jobs``-th of its planned runs,
-    starting at ``slot``, into the study's run cache."""
+def train(study: Study, planned: list[tuple], emit: Callable[[tuple], None]) -> None:
+    """Train (or find cached) each planned run in turn; ``emit`` gets ("done", label, seconds, cached) per
+    run, or on the first failure ("failed", label, reason, runs left) and the rest is left to the notebook,
+    which meets the failure again and reports it in full."""
+    for i, args in enumerate(planned):
+        label, before, t0 = study.run_label(*args), len(study.computed_runs), time.monotonic()
+        try:
+            study.run(*args)
+        except Exception as err:
+            emit(("failed", label, failure_reason(err), len(planned) - i - 1))
+            return
+        emit(("done", label, time.monotonic() - t0, len(study.computed_runs) == before))
+
+
+def _record(progress: BatchProgress, name: str, event: tuple) -> None:
+    kind, label, *rest = event
+    if kind == "done":
+        progress.training_done(name, label, *rest)
+    else:
+        reason, left = rest
+        progress.training_failed(name, label, reason)
+        progress.trainings_skipped(left + 1)
+
+
+def _train_share(run: Run, reports: Path, share: list[tuple], env: dict[str, str], events) -> None:
+    """Worker process of ``train_ahead``: train ``share`` of the run file's planned runs, putting each
+    event on the ``events`` queue."""
     os.environ.update({**env, "KIT_PROGRESS": "0"})  # before CUDA starts: the pinning holds
     import torch
 
@@ -202,92 +233,134 @@ def _train_share(run: Run, reports: Path, slot: int, jobs: int, env: dict[str, s
     quiet_libraries()
     if "OMP_NUM_THREADS" in env:
         torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
-    module = study_module(run.notebook)
-    try:
-        study: Study = module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
-        for args in study.planned_runs()[slot::jobs]:
-            study.run(*args)
-    except Exception as err:  # the notebook meets it again and reports it in full
-        print(f"[kit.batch] {run.notebook}/{run.name}: training ahead stopped: {failure_reason(err)}", file=sys.stderr)
-        sys.exit(1)
+    train(build_study(run, reports), share, events.put)
 
 
-def train_ahead(run: Run, reports: Path, jobs: int) -> None:
-    """Spread the run file's trainings over ``jobs`` pinned processes (one per slot, so each
-    process keeps its pinning); the notebook then finds them cached. A failure is only reported
-    here: the notebook meets it again and fails with the full error."""
+def train_ahead(run: Run, reports: Path, jobs: int, progress: BatchProgress) -> None:
+    """Train the run file's planned runs into its run cache before its notebook executes (which then
+    finds them cached), with a progress line per run: in this process when ``jobs`` is 1, else spread
+    over ``jobs`` pinned processes (one per slot, so each keeps its pinning)."""
     import multiprocessing
+    import queue
 
     import torch
 
-    if not hasattr(study_module(run.notebook), "Study"):
+    from kit.core.progress import quiet_libraries
+
+    study, name = build_study(run, reports), f"{run.notebook}/{run.name}"
+    if study is None:
+        return
+    planned = study.planned_runs()
+    if jobs == 1:
+        os.environ["KIT_PROGRESS"] = "0"
+        quiet_libraries()
+        train(study, planned, lambda event: _record(progress, name, event))
         return
     gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
     context = multiprocessing.get_context("spawn")
+    events = context.Queue()
     workers = [
-        context.Process(target=_train_share, args=(run, reports, slot, jobs, job_environment(slot, jobs, gpus, cpus)))
+        context.Process(
+            target=_train_share,
+            args=(run, reports, planned[slot::jobs], job_environment(slot, jobs, gpus, cpus), events),
+        )
         for slot in range(jobs)
     ]
-    t0 = time.time()
     for w in workers:
         w.start()
+    while any(w.is_alive() for w in workers) or not events.empty():
+        try:
+            _record(progress, name, events.get(timeout=0.2))
+        except queue.Empty:
+            pass
     for w in workers:
         w.join()
-    failed = sum(w.exitcode != 0 for w in workers)
-    print(
-        f"[kit.batch] {run.notebook}/{run.name}: trainings in {jobs} processes, {time.time() - t0:.0f}s"
-        + (f", {failed} process(es) failed" if failed else ""),
-        flush=True,
-    )
+        if w.exitcode:
+            progress.line(f"{name}: a training process exited with code {w.exitcode}; the notebook trains what is left")
+
+
+def _execute_pinned(run: Run, reports: Path, env: dict[str, str]) -> tuple[Path | None, float, Exception | None]:
+    """``execute`` in a fresh worker process whose environment (inherited by the kernel) pins it:
+    (report, seconds, None) or (None, seconds, the error)."""
+    os.environ.update(env)
+    t0 = time.monotonic()
+    try:
+        return execute(run, reports), time.monotonic() - t0, None
+    except Exception as err:
+        return None, time.monotonic() - t0, err
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working folder when it is inside it (shorter in logs), else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
-    """Execute every run (``jobs`` at a time); returns the failures, run name -> error."""
+    """Train every run file's planned runs and execute its notebook (``jobs`` at a time), with progress
+    lines (``kit.report.progress``); returns the failures, run name -> error."""
+    planned = [len(s.planned_runs()) if (s := build_study(run, reports)) else 0 for run in runs]
+    progress = BatchProgress(len(runs), sum(planned))
     failures: dict[str, str] = {}
 
-    def done(run: Run, t0: float, html_file: Path | None, err: BaseException | None) -> None:
+    def finished(run: Run, seconds: float, report_seconds: float, html: Path | None, err: Exception | None) -> None:
         name = f"{run.notebook}/{run.name}"
         if err is not None:  # one failing run must not stop the batch
             reason = str(err) if isinstance(err, RunFailed) else failure_reason(err)
             failures[name] = reason
-            log = f"\n[kit.batch]   full log: {err.log}" if isinstance(err, RunFailed) else ""
-            print(f"[kit.batch] {name}: FAILED after {time.time() - t0:.0f}s: {reason}{log}", flush=True)
+            log = shown_path(err.log) if isinstance(err, RunFailed) else None
+            progress.run_failed(name, seconds, report_seconds, reason, log)
             return
         table = run.report_dir(reports) / "results_table.txt"
         if table.exists():
             print(table.read_text(encoding="utf-8"), flush=True)
-        print(f"[kit.batch] {name}: done in {time.time() - t0:.0f}s, report: {html_file}", flush=True)
+        progress.run_finished(name, seconds, report_seconds, headline(run.report_dir(reports)), shown_path(html))
 
-    if jobs <= 1:
-        for run in runs:
-            t0 = time.time()
-            print(f"[kit.batch] {run.notebook}/{run.name}: running ({run.file})", flush=True)
+    started = []  # when each run file's work began
+    for k, run in enumerate(runs):
+        started.append(time.monotonic())
+        progress.run_started(k + 1, f"{run.notebook}/{run.name}", planned[k], str(run.file))
+        train_ahead(run, reports, jobs, progress)
+        if jobs == 1:
+            html, err, t0 = None, None, time.monotonic()
             try:
-                done(run, t0, execute(run, reports), None)
-            except Exception as err:
-                done(run, t0, None, err)
-        return failures
+                html = execute(run, reports)
+            except Exception as e:
+                err = e
+            finished(run, time.monotonic() - started[k], time.monotonic() - t0, html, err)
+    if jobs > 1:
+        execute_in_processes(
+            runs,
+            reports,
+            jobs,
+            lambda k, html, seconds, err: finished(runs[k], time.monotonic() - started[k], seconds, html, err),
+        )
+    progress.summary(len(failures))
+    return failures
 
+
+def execute_in_processes(runs: list[Run], reports: Path, jobs: int, finished: Callable) -> None:
+    """Execute the notebooks ``jobs`` at a time, each in a pinned process; ``finished(k, html, seconds,
+    error)`` is called as each one ends."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     import torch
 
-    for run in runs:
-        train_ahead(run, reports, jobs)
     gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        started = {}
-        for i, run in enumerate(runs):
-            env = job_environment(i % jobs, jobs, gpus, cpus)
-            print(f"[kit.batch] {run.notebook}/{run.name}: queued ({run.file}, {env})", flush=True)
-            started[pool.submit(_execute_pinned, run, reports, env)] = (run, time.time())
-        for future, (run, t0) in started.items():
-            try:
-                done(run, t0, future.result(), None)
-            except Exception as err:
-                done(run, t0, None, err)
-    return failures
+        futures = {
+            pool.submit(_execute_pinned, run, reports, job_environment(k % jobs, jobs, gpus, cpus)): k
+            for k, run in enumerate(runs)
+        }
+        for future in as_completed(futures):
+            finished(futures[future], *future.result())
+
+
+def studies_about() -> dict[str, StudyAbout]:
+    """Every notebook's ``StudyAbout``, in the order of their titles (Study 1 to 4, then the explorer)."""
+    about = {notebook: study_module(notebook).ABOUT for notebook in notebooks()}
+    return dict(sorted(about.items(), key=lambda item: item[1].title))
 
 
 def sync_notebooks() -> list[str]:
@@ -362,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     failures = execute_all(runs, reports, args.jobs)
-    index = write_index(reports)
+    index = write_index(reports, studies_about())
     print(f"[kit.batch] index: {index}")
     if failures:
         print(f"[kit.batch] {len(failures)} run(s) failed: {', '.join(failures)}", file=sys.stderr)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from kit.core.files import set_aside, write_text_atomic
 from kit.core.models import model_fingerprint, resolve_model
+from kit.evaluation.intervals import comparison, paired_difference
 from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
@@ -79,13 +80,18 @@ def read_result(result_file: Path) -> dict | None:
 
 class Study(Protocol):
     """What ``kit.batch`` needs of a study: built from its parameters and report folder, it lists the
-    arguments of every ``run`` its notebook makes, and ``run(*args)`` computes (or loads) one of them."""
+    arguments of every ``run`` its notebook makes, ``run(*args)`` computes (or loads) one of them and
+    names in ``computed_runs`` what it computed, and ``run_label(*args)`` names it for progress lines."""
 
     def __init__(self, params: Params, report_dir: str | Path) -> None: ...
+
+    computed_runs: set[str]
 
     def planned_runs(self) -> list[tuple]: ...
 
     def run(self, *args) -> dict: ...
+
+    def run_label(self, *args) -> str: ...
 
 
 class StudyBase:
@@ -97,6 +103,7 @@ class StudyBase:
         self.report_dir = Path(report_dir)
         self.model_source = resolve_model(params.model)  # what the model is and stands in for, for the reports
         self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
+        self.computed_runs: set[str] = set()  # folders of the runs computed (not found cached) by this object
 
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
@@ -104,6 +111,10 @@ class StudyBase:
 
     def run(self, *args) -> dict:
         raise NotImplementedError
+
+    def run_label(self, *args) -> str:
+        """A run's name in progress lines and bars: its arguments (studies name them better)."""
+        return " ".join(map(str, args))
 
     def run_dir(self, name: str, settings: dict, data: str) -> Path:
         """The folder of the run identified by ``settings`` (every setting its result depends on),
@@ -117,8 +128,14 @@ class StudyBase:
         return model_fingerprint(self.p.model)
 
     def cached(self, run_dir: Path, compute: Callable[[], dict]) -> dict:
-        """``cached_run``; a finished run's checkpoint is deleted (its result is the record)."""
-        result = cached_run(run_dir, compute, self.run_seconds)
+        """``cached_run``, noted in ``computed_runs`` when it computes; a finished run's checkpoint is
+        deleted (its result is the record)."""
+
+        def computed() -> dict:
+            self.computed_runs.add(run_dir.name)
+            return compute()
+
+        result = cached_run(run_dir, computed, self.run_seconds)
         (run_dir / "checkpoint.pt").unlink(missing_ok=True)
         return result
 
@@ -138,6 +155,29 @@ class StudyBase:
             compute_seconds=round(sum(self.run_seconds.values()), 1),
             **extra,
         )
+
+
+def compare_rows(
+    results: pd.DataFrame,
+    row: str,
+    baseline: str,
+    metric: str,
+    by: str = "method",
+    units: tuple[str, ...] = ("seed",),
+    scale: float = 100.0,
+    names: dict[str, str] | None = None,
+) -> str:
+    """The comparison sentence of ``row`` against ``baseline`` (values of column ``by``) on ``metric`` x
+    ``scale``, paired by ``units`` (``kit.evaluation.intervals``); ``names`` label the rows."""
+
+    def scores(name: str) -> dict:
+        rows = results[results[by] == name]
+        return {tuple(r[u] for u in units): r[metric] * scale for _, r in rows.iterrows()}
+
+    names = names or {}
+    difference = paired_difference(scores(row), scores(baseline))
+    unit = "seeds" if units == ("seed",) else " x ".join(f"{u}s" for u in units)
+    return comparison(names.get(row, row), names.get(baseline, baseline), difference, unit)
 
 
 def best_row(results: pd.DataFrame, metric: str, rows: Iterable[str] | None = None) -> str:

@@ -21,9 +21,10 @@ ALLOWED = {
     "kit.data": {"kit.paths"},
     "kit.core": {"kit.data", "kit.paths"},
     "kit.params": {"kit.core", "kit.data"},
+    "kit.evaluation": {"kit.core", "kit.data", "kit.paths"},
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
-    "kit.study": {"kit.core", "kit.params", "kit.report"},
-    "kit.studies": {"kit.core", "kit.data", "kit.params", "kit.paths", "kit.report", "kit.study"},
+    "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.report"},
+    "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},
     "kit.batch": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
     "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
 }

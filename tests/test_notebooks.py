@@ -213,12 +213,19 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     assert medse and all(h["entity_loss"] > 0 for h in medse)
 
 
-def test_finished_runs_are_not_recomputed(reports):
+def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsys):
+    """A rerun finds every training cached; the console has a line per planned training (k of N, its
+    name) and one for the run with its headline metric."""
     run = reports / "simcse_augmentations" / "smoke" / "runs"
     stamps = {p: p.stat().st_mtime for p in run.glob("*/result.json")}
     assert stamps and not list(run.glob("*/checkpoint.pt"))
     assert batch_main([str(PARAMS / "simcse_augmentations" / "smoke.yaml"), "--reports", str(reports)]) == 0
     assert stamps == {p: p.stat().st_mtime for p in run.glob("*/result.json")}
+    out = capsys.readouterr().out
+    assert "run file 1/1 simcse_augmentations/smoke: 11 trainings planned" in out
+    assert "training 1/11 simcse_augmentations/smoke zero_shot seed 0: cached" in out
+    assert "training 11/11 simcse_augmentations/smoke mixcse_iw seed 0: cached" in out
+    assert "run 1/1 simcse_augmentations/smoke finished in" in out and "Spearman x100 (" in out
 
 
 def test_explorer_report_shows_chinese_views_without_mojibake(reports):
@@ -230,6 +237,34 @@ def test_explorer_report_shows_chinese_views_without_mojibake(reports):
 def test_index_links_every_report(reports):
     index = (reports / "index.html").read_text(encoding="utf-8")
     assert "simcse_augmentations/smoke/report.html" in index and "explore_augmentations/smoke/report.html" in index
+
+
+def test_index_groups_runs_by_study_with_its_question_comparison_and_main_figure(reports):
+    """A section per study, in study order, each with its one-line question; a finished run shows its
+    headline comparison with its interval (or why none is stated) and a thumbnail of the main figure."""
+    from kit.batch import studies_about
+
+    index = (reports / "index.html").read_text(encoding="utf-8")
+    about = studies_about()
+    titles = [index.index(a.title) for a in about.values()]
+    assert titles == sorted(titles) and all(a.question.split()[-1] in index for a in about.values())
+    assert "<img src='simcse_augmentations/smoke/figures/training_curves.png'" in index
+    assert "<img src='augmented_sbert/smoke/figures/scores.png'" in index
+    record = json.loads((reports / "simcse_augmentations" / "smoke" / "results.json").read_text(encoding="utf-8"))
+    assert " vs " in record["headline"]["comparison"] and record["headline"]["comparison"] in index
+
+
+def test_reports_are_portable_titled_and_name_no_machine_path(reports):
+    """No absolute path of the project or the reports folder in any report (data are named relative to the
+    project); the page title names the study and the run."""
+    for page in sorted(reports.glob("*/smoke*/report.html")):
+        text = page.read_text(encoding="utf-8")
+        assert str(reports) not in text and str(PROJECT_ROOT) not in text, page
+        assert "<title>" in text and f": run {page.parent.name}</title>" in text, page
+    simcse = (reports / "simcse_augmentations" / "smoke" / "report.html").read_text(encoding="utf-8")
+    assert "<title>Study 1: SimCSE with text augmentations and MixCSE: run smoke</title>" in simcse
+    assert "../shared/data/biosses/biosses.tsv" in simcse or "$KIT_DATA/biosses/biosses.tsv" in simcse
+    assert "{text-align: left}" in simcse  # text columns of its tables are left-aligned
 
 
 def test_jobs_pin_one_gpu_each_or_share_the_cpus():

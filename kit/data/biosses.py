@@ -10,6 +10,7 @@ import numpy as np
 
 from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, open_text, resolve
 from kit.data.types import STSPairs
+from kit.paths import shown
 
 SPLITS = ("train", "dev", "test")
 ANNOTATORS = [f"annotator_{c}" for c in "abcde"]
@@ -81,4 +82,4 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
             splits.append(row[1])
     if not scores:
         raise MalformedDataError(f"{file}: no rows")
-    return STSPairs(s1, s2, np.asarray(scores, dtype=np.float64), np.asarray(splits), str(file))
+    return STSPairs(s1, s2, np.asarray(scores, dtype=np.float64), np.asarray(splits), shown(file))

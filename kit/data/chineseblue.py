@@ -10,6 +10,7 @@ import numpy as np
 
 from kit.data.resolver import DatasetSpec, MalformedDataError, SplitNotAvailableError, open_text, resolve
 from kit.data.types import LabeledTexts
+from kit.paths import shown
 
 SOURCE = "alibaba-research/ChineseBLUE @ 52eefc9 : data/"
 CITATION = "Zhang et al. (2020). Conceptualized Representation Learning for Chinese Biomedical Text Mining."
@@ -124,7 +125,7 @@ def load_chineseblue(task: str, split: str, path: str | os.PathLike | None = Non
                     raise MalformedDataError(f"{file}:{line}: empty {name}")
                 col.append(text.strip())
             labels.append(row[0].strip())
-    return LabeledTexts(task, split, columns, np.asarray(labels), str(file))
+    return LabeledTexts(task, split, columns, np.asarray(labels), shown(file))
 
 
 def chineseblue_corpus(tasks: tuple[str, ...] = ("cMedQQ", "cMedIC", "cMedTC")) -> list[str]:

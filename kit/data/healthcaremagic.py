@@ -6,6 +6,7 @@ import os
 
 from kit.data.resolver import DatasetSpec, read_jsonl, resolve
 from kit.data.types import SummaryPairs
+from kit.paths import shown
 
 HEALTHCAREMAGIC = DatasetSpec(
     name="healthcaremagic",
@@ -28,4 +29,4 @@ def load_healthcaremagic(split: str, path: str | os.PathLike | None = None) -> S
         raise ValueError(f"HealthCareMagic subset has splits 'train' and 'valid', not '{split}'")
     file = resolve(HEALTHCAREMAGIC, path)
     rows = [r for r in read_jsonl(file, ("split", "chq", "summary")) if r["split"] == split]
-    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], str(file))
+    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], shown(file))

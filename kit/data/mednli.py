@@ -9,6 +9,7 @@ import numpy as np
 
 from kit.data.resolver import DatasetSpec, read_jsonl, resolve
 from kit.data.types import LabeledTexts
+from kit.paths import shown
 
 MEDNLI = DatasetSpec(
     name="mednli",
@@ -37,5 +38,5 @@ def load_mednli(split: str, folder: str | os.PathLike | None = None) -> LabeledT
         split,
         ([r["sentence1"].strip() for r in rows], [r["sentence2"].strip() for r in rows]),
         np.asarray([r["gold_label"] for r in rows]),
-        str(file),
+        shown(file),
     )

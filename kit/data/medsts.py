@@ -10,6 +10,7 @@ import numpy as np
 
 from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError, open_text
 from kit.data.types import STSPairs
+from kit.paths import shown
 
 MEDSTS = DatasetSpec(
     name="medsts",
@@ -52,4 +53,4 @@ def load_sts_tsv(path: str | os.PathLike | None, name: str = "MedSTS") -> STSPai
             scores.append(score)
     if not scores:
         raise MalformedDataError(f"{file}: no rows")
-    return STSPairs(s1, s2, np.asarray(scores), np.asarray(["test"] * len(scores)), str(file))
+    return STSPairs(s1, s2, np.asarray(scores), np.asarray(["test"] * len(scores)), shown(file))

@@ -7,6 +7,7 @@ import os
 
 from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
 from kit.data.types import SummaryPairs
+from kit.paths import shown
 
 MEQSUM = DatasetSpec(
     name="meqsum",
@@ -33,4 +34,4 @@ def load_meqsum(path: str | os.PathLike | None = None) -> SummaryPairs:
     for i, r in enumerate(rows, 2):
         if not (r["chq"] or "").strip() or not (r["summary"] or "").strip():
             raise MalformedDataError(f"{file}: record {i - 1}: empty chq or summary")
-    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], str(file))
+    return SummaryPairs([r["chq"].strip() for r in rows], [r["summary"].strip() for r in rows], shown(file))

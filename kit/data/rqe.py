@@ -9,6 +9,7 @@ import numpy as np
 
 from kit.data.resolver import DatasetSpec, MalformedDataError, read_jsonl, resolve
 from kit.data.types import LabeledTexts
+from kit.paths import shown
 
 RQE = DatasetSpec(
     name="rqe",
@@ -47,5 +48,5 @@ def load_rqe(split: str, path: str | os.PathLike | None = None) -> LabeledTexts:
         split,
         ([r["chq"].strip() for r in rows], [r["faq"].strip() for r in rows]),
         np.asarray([r["label"] for r in rows]),
-        str(file),
+        shown(file),
     )

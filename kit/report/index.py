@@ -1,9 +1,12 @@
-"""``reports/index.html``: the latest execution of every run found under the reports folder.
+"""``reports/index.html``: the latest execution of every run found under the reports folder, grouped by study.
 
 The index is rebuilt from the report folders themselves, so a batch adds to it and never drops
 earlier runs. Each run folder ``<notebook>/<run>/`` holds what its latest execution left:
 ``results.json`` when it finished, ``error.log`` when it failed (``RECORD_FILES``; ``kit.batch``
-clears them before it executes the run again).
+clears them before it executes the run again). Each study section opens with the study's title and
+one-line question (its ``StudyAbout``); each run shows its headline metric, its headline comparison
+(with its confidence interval, as the study's record states it) and a thumbnail of the study's main
+figure, linked to the report. Every link is relative, so the folder can be moved or published.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
@@ -18,50 +22,97 @@ from kit.core.files import write_text_atomic
 RECORD_FILES = ("results.json", "results_table.txt", "error.log")
 
 
-def _row(folder: Path, reports: Path) -> tuple[bool, str] | None:
+@dataclass(frozen=True)
+class StudyAbout:
+    """What the index says of a study: ``title``, the one-line ``question`` it answers, and the figure
+    (``figures/<main_figure>.png`` in each run folder) shown as each run's thumbnail."""
+
+    title: str
+    question: str
+    main_figure: str | None = None
+
+
+def headline(run_folder: Path) -> str:
+    """A finished run's headline metric as one line (``name value``), from its ``results.json``."""
+    try:
+        head = json.loads((Path(run_folder) / "results.json").read_text(encoding="utf-8")).get("headline", {})
+    except (OSError, ValueError, AttributeError) as err:
+        return f"no headline (results.json: {err})"
+    value = head.get("value")
+    return f"{head.get('name', 'no headline')}" + ("" if value is None else f" {value:.2f}")
+
+
+def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[bool, str] | None:
     """(failed, table row) for a run folder, or None when it holds no record of an execution."""
-    rel = folder.relative_to(reports)
-    run = f"<a href='{rel.as_posix()}/report.html'>{html.escape(rel.name)}</a>"
-    cells = [html.escape(str(rel.parent)), run]
+    rel = folder.relative_to(reports).as_posix()
+    run = f"<a href='{rel}/report.html'>{html.escape(folder.name)}</a>"
     if (folder / "error.log").exists():
         reason = (folder / "error.log").read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-        log = f"<a href='{rel.as_posix()}/error.log'>log</a>"
-        return True, _tr([*cells, "<b>failed</b>", f"{html.escape(reason)} ({log})", "", "", ""], "failed")
+        failure = f"<b>failed</b>: {html.escape(reason)} (<a href='{rel}/error.log'>log</a>)"
+        return True, _tr([run, failure, "", "", ""], "failed")
     if not (folder / "results.json").exists():
         return None
     try:
         r = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         head = r.get("headline", {})
         value = head.get("value")
-        return False, _tr(
-            [
-                *cells,
-                "finished",
-                f"{html.escape(str(head.get('name', '')))}: {'' if value is None else f'{value:.2f}'}",
-                html.escape(r.get("finished", "")),
-                str(r.get("wall_seconds", "")),
-                f"<code>{html.escape(r.get('git_commit', '')[:12])}</code>",
-            ]
+        result = f"{html.escape(str(head.get('name', '')))}: <b>{'' if value is None else f'{value:.2f}'}</b>"
+        if head.get("comparison"):
+            result += f"<div class='cmp'>{html.escape(head['comparison'])}</div>"
+        thumb = ""
+        if about and about.main_figure and (folder / "figures" / f"{about.main_figure}.png").exists():
+            alt = html.escape(f"{about.main_figure.replace('_', ' ')} of run {folder.name}")
+            image = f"<img src='{rel}/figures/{about.main_figure}.png' alt='{alt}' loading='lazy'>"
+            thumb = f"<a href='{rel}/report.html'>{image}</a>"
+        provenance = (
+            f"{html.escape(r.get('finished', ''))}<br>{r.get('wall_seconds', '')} s, "
+            f"<code>{html.escape(r.get('git_commit', '')[:12])}</code>"
         )
+        return False, _tr([run, result, thumb, provenance, html.escape(r.get("model", ""))])
     except (ValueError, AttributeError, TypeError) as err:  # a damaged record must not hide the others
         print(f"[kit.batch] {folder / 'results.json'} is unreadable ({err}); the index lists it so", file=sys.stderr)
-        return True, _tr([*cells, "<b>unreadable</b>", html.escape(f"results.json: {err}"), "", "", ""], "failed")
+        return True, _tr([run, f"<b>unreadable</b>: {html.escape(f'results.json: {err}')}", "", "", ""], "failed")
 
 
 def _tr(cells: list[str], css: str = "") -> str:
     return f"<tr class='{css}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-def write_index(reports: Path) -> Path:
-    """``reports/index.html``: one row per run folder (notebook, run, status, headline metric or failure
-    reason, finished, seconds, commit), failed runs first."""
-    rows = [_row(folder, reports) for folder in sorted(p for p in reports.glob("*/*") if p.is_dir())]
-    rows = [html_row for _, html_row in sorted((r for r in rows if r), key=lambda r: not r[0])]
-    page = (
-        "<!doctype html><meta charset='utf-8'><title>medcse reports</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;border-bottom:1px solid #ddd;"
-        "text-align:left}tr.failed{background:#fde8e8}</style>"
-        "<h1>medcse study kit: reports</h1><table><tr><th>notebook</th><th>run</th><th>status</th>"
-        f"<th>headline or failure</th><th>finished</th><th>seconds</th><th>commit</th></tr>{''.join(rows)}</table>"
+def _section(notebook: Path, reports: Path, about: StudyAbout | None) -> str:
+    rows = [_run_row(folder, reports, about) for folder in sorted(p for p in notebook.iterdir() if p.is_dir())]
+    rows = [html_row for _, html_row in sorted((r for r in rows if r), key=lambda r: not r[0])]  # failed first
+    if not rows:
+        return ""
+    title = html.escape(about.title if about else notebook.name)
+    question = f"<p class='q'>{html.escape(about.question)}</p>" if about else ""
+    return (
+        f"<section><h2>{title} <small><code>{html.escape(notebook.name)}</code></small></h2>{question}"
+        "<table><tr><th>run</th><th>headline</th><th>main figure</th><th>finished, wall time, commit</th>"
+        f"<th>model</th></tr>{''.join(rows)}</table></section>"
     )
-    return write_text_atomic(reports / "index.html", page)
+
+
+STYLE = (
+    "body{font-family:sans-serif;margin:2em;max-width:1400px}h2 small{font-weight:normal;color:#666}"
+    "p.q{margin-top:-.4em;color:#333;font-style:italic}table{border-collapse:collapse}"
+    "td,th{padding:6px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
+    "td img{width:260px;border:1px solid #eee}div.cmp{color:#333;font-size:90%;margin-top:4px;max-width:420px}"
+    "tr.failed{background:#fde8e8}"
+)
+
+
+def write_index(reports: Path, studies: dict[str, StudyAbout] | None = None) -> Path:
+    """``reports/index.html``: a section per notebook folder, in the order of ``studies`` (which says what
+    each study asks; a notebook missing there comes last, under its folder name), a row per run, failed
+    runs first."""
+    studies = studies or {}
+    order = {name: i for i, name in enumerate(studies)}
+    folders = sorted(
+        (p for p in Path(reports).iterdir() if p.is_dir()), key=lambda p: (order.get(p.name, len(order)), p.name)
+    )
+    sections = "".join(_section(folder, Path(reports), studies.get(folder.name)) for folder in folders)
+    page = (
+        f"<!doctype html><html lang='en'><meta charset='utf-8'><title>medcse study kit: reports</title>"
+        f"<style>{STYLE}</style><h1>medcse study kit: reports</h1>{sections or '<p>No runs yet.</p>'}</html>"
+    )
+    return write_text_atomic(Path(reports) / "index.html", page)

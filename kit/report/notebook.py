@@ -1,4 +1,5 @@
-"""The first call of every study notebook: the report's look, quiet libraries in batch runs, and the run record."""
+"""The first call of every study notebook: the report's look (figures, tables), quiet libraries in batch
+runs, and the run record."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ from kit.params import Params
 from kit.paths import REPORTS
 from kit.report.plots import use_style
 from kit.report.record import RunRecord
+from kit.report.tables import dataframe_html
 
 
 def start(notebook: str, params: Params, report_dir: str | Path | None = None) -> RunRecord:
-    """Set the figures' style, silence library progress bars in batch runs, show the run's description,
+    """Set the figures' and tables' style, silence library progress bars in batch runs, show the run's description,
     and open the run's record; its ``report_dir`` defaults to ``reports/<notebook>/interactive``."""
+    import pandas as pd
+    from IPython import get_ipython
     from IPython.display import Markdown, display
 
     use_style()
+    if shell := get_ipython():  # tables with their text left-aligned
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, dataframe_html)
     quiet_libraries()
     if params.description:
         display(Markdown(f"**This run**: {params.description.strip()}"))

@@ -1,7 +1,10 @@
-"""Result tables: "mean ± std" cells, one row per method over seeds, and the titled tables file."""
+"""Result tables: "mean ± std" cells, one row per method over seeds, the titled tables file, and the
+HTML the notebooks show tables with (text left-aligned, numbers right-aligned)."""
 
 from __future__ import annotations
 
+import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -35,3 +38,28 @@ def write_tables(report_dir: Path, tables: dict[str, pd.DataFrame]) -> dict:
     text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
     write_text_atomic(Path(report_dir) / "results_table.txt", text)
     return {title: table.to_dict("records") for title, table in tables.items()}
+
+
+_NUMBER_CELL = re.compile(r"[\s\d.,+\-−±%()\[\]x×/eE]*|nan|None")  # numbers, "mean ± std", intervals
+_table_ids = itertools.count()
+
+
+def dataframe_html(df: pd.DataFrame) -> str:
+    """pandas' own HTML for ``df`` with a rule that left-aligns its row labels and its text columns
+    (a column with any cell that is not a number, "mean ± std" or an interval); JupyterLab's style,
+    which the reports use, right-aligns every cell, which makes sentences hard to read. Row labels
+    are written on every row (``sparsify=False``) so each row has the same cells for the rule."""
+    table_id = f"kit-table-{next(_table_ids)}"
+    body = df.to_html(
+        table_id=table_id,
+        sparsify=False,
+        max_rows=pd.get_option("display.max_rows"),
+        max_cols=pd.get_option("display.max_columns"),
+    )
+    first = df.index.nlevels + 1  # the cell of the first column, after the row labels
+    text = [
+        i for i, column in enumerate(df.columns) if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
+    ]
+    cells = [f"#{table_id} tbody th"]
+    cells += [f"#{table_id} {cell}:nth-child({first + i})" for i in text for cell in ("td", "thead th")]
+    return f"<style>{', '.join(cells)} {{text-align: left}}</style>{body}"

@@ -5,7 +5,15 @@ trained on gold and on gold + silver.
 ``method`` holds the samplers and the cross-/bi-encoder training, ``params`` the tasks and
 parameters, ``study`` the splits, cached comparisons and tables."""
 
+from kit.report.index import StudyAbout
 from kit.studies.augmented_sbert.params import AugSBERTParams as Params
 from kit.studies.augmented_sbert.study import Study
 
-__all__ = ["Params", "Study"]
+ABOUT = StudyAbout(
+    "Study 2: Augmented SBERT",
+    "Do cross-encoder-labelled silver pairs, drawn at random or by semantic search, improve a "
+    "bi-encoder trained on the gold pairs alone?",
+    "scores",
+)
+
+__all__ = ["ABOUT", "Params", "Study"]

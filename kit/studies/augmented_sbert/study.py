@@ -30,7 +30,7 @@ from kit.report.record import RunRecord
 from kit.report.tables import mean_std
 from kit.studies.augmented_sbert.method import CONDITIONS, Pair, bi_encoder, compare, cosine_scores, silver_labels
 from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
-from kit.study import StudyBase
+from kit.study import StudyBase, compare_rows
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
 STARTING = "starting model (no training)"
@@ -190,6 +190,9 @@ class Study(StudyBase):
         if kind == "sts":
             return spearman(pred, split.test_labels) * 100
         return float((np.asarray(pred) == split.test_labels).mean() * 100)
+
+    def run_label(self, task: str, split: int, seed: int) -> str:
+        return f"{task} split {split} seed {seed}"
 
     def planned_runs(self) -> list[tuple[str, int, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
@@ -434,5 +437,14 @@ class Study(StudyBase):
             headline={
                 "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
                 "value": float(means[(first, CONDITIONS[2])]),
+                "comparison": compare_rows(
+                    results[results.task == first],
+                    CONDITIONS[2],
+                    CONDITIONS[0],
+                    "score",
+                    "condition",
+                    ("split", "seed"),
+                    1,
+                ),
             },
         )

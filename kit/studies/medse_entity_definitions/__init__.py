@@ -5,7 +5,15 @@ entity-definition contrastive loss, against contrastive tension, ConSERT, whiten
 duplicate-entity sampler, the entity and definition encoders and the MED-SE objective, ``params`` the
 rows and parameters, ``study`` the cached runs, sweeps and tables."""
 
+from kit.report.index import StudyAbout
 from kit.studies.medse_entity_definitions.params import MedSEParams as Params
 from kit.studies.medse_entity_definitions.study import Study
 
-__all__ = ["Params", "Study"]
+ABOUT = StudyAbout(
+    "Study 4: MED-SE entity-definition contrastive learning",
+    "Does an entity-definition contrastive loss added to SimCSE improve biomedical sentence "
+    "embeddings over SimCSE and the unsupervised baselines?",
+    "alignment_uniformity",
+)
+
+__all__ = ["ABOUT", "Params", "Study"]

@@ -34,7 +34,7 @@ from kit.studies.medse_entity_definitions.linking import (
 )
 from kit.studies.medse_entity_definitions.method import DefinitionEncoder, MedSEObjective, training_mixture
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
-from kit.study import StudyBase, best_row, seed_spread
+from kit.study import StudyBase, best_row, compare_rows, seed_spread
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
 
@@ -262,7 +262,7 @@ class Study(StudyBase):
                     config,
                     self.evaluate,
                     run_dir=run_dir,
-                    desc=f"{row_name} seed {seed}",
+                    desc=self.run_label(row_name, seed, none_share, lam, dedup),
                     objective=objective,
                 )
                 metrics = self.evaluate(encoder)
@@ -277,6 +277,18 @@ class Study(StudyBase):
             }
 
         return self.cached(run_dir, compute)
+
+    def run_label(
+        self,
+        row_name: str,
+        seed: int,
+        none_share: float | None = None,
+        lam: float | None = None,
+        dedup: str | None = None,
+    ) -> str:
+        """``medse seed 0``, with a sweep's setting: ``medse seed 0, lam 0.5``."""
+        sweep = {"none_share": none_share, "lam": lam, "dedup": dedup}
+        return f"{row_name} seed {seed}" + "".join(f", {k} {v}" for k, v in sweep.items() if v is not None)
 
     # ---- tables ------------------------------------------------------------------------
     def trained_rows(self) -> list[str]:
@@ -404,6 +416,11 @@ class Study(StudyBase):
             headline={
                 "name": f"BIOSSES all-pairs Spearman x100 ({ROWS[head].label})",
                 "value": float(means.loc[head, "spearman_all"] * 100),
+                "comparison": compare_rows(
+                    results, head, "simcse", "spearman_all", names={k: r.label for k, r in ROWS.items()}
+                )
+                if head != "simcse" and "simcse" in means.index
+                else None,
             },
             entity_pairs=len(self.entity_pairs),
         )

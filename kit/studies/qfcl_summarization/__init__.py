@@ -5,7 +5,15 @@ summarizer with MoCo contrastive losses at the encoder and decoder and focus-dri
 ``objective`` the QFCL loss, ``seq2seq`` the summarizer, generation and probes, ``train`` the
 fine-tuning loop, ``params`` the rows, parameters and split, ``study`` the cached runs and tables."""
 
+from kit.report.index import StudyAbout
 from kit.studies.qfcl_summarization.params import QFCLParams as Params
 from kit.studies.qfcl_summarization.study import Study
 
-__all__ = ["Params", "Study"]
+ABOUT = StudyAbout(
+    "Study 3: QFCL question summarization",
+    "Do encoder- and decoder-side contrastive losses with focus-driven hard negatives improve "
+    "medical question summaries over plain fine-tuning?",
+    "similarity_curves",
+)
+
+__all__ = ["ABOUT", "Params", "Study"]

@@ -20,7 +20,7 @@ from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, 
 from kit.studies.qfcl_summarization.params import ROWS, QFCLParams, Row
 from kit.studies.qfcl_summarization.seq2seq import generate, rouge, summarizer
 from kit.studies.qfcl_summarization.train import train
-from kit.study import StudyBase, seed_spread
+from kit.study import StudyBase, compare_rows, seed_spread
 
 
 class Study(StudyBase):
@@ -92,7 +92,7 @@ class Study(StudyBase):
                 self.dev_pairs,
                 self.p.config(row),
                 self.p.fit(seed),
-                desc=f"{row_name} seed {seed}",
+                desc=self.run_label(row_name, seed),
             )
             summaries = generate(s, self.test_data.chq, self.p.max_source, self.p.max_target, self.p.num_beams)
             return {
@@ -107,6 +107,9 @@ class Study(StudyBase):
             }
 
         return self.cached(self._run_dir(row, seed), compute)
+
+    def run_label(self, row_name: str, seed: int) -> str:
+        return f"{row_name} seed {seed}"
 
     def planned_runs(self) -> list[tuple[str, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
@@ -204,7 +207,15 @@ class Study(StudyBase):
                 "mean": means.to_dict("index"),
                 "histories": self.histories().to_dict("records"),
             },
-            headline={"name": f"test ROUGE-L ({ROWS[best].label})", "value": float(means.loc[best, "rougeL"])},
+            headline={
+                "name": f"test ROUGE-L ({ROWS[best].label})",
+                "value": float(means.loc[best, "rougeL"]),
+                "comparison": compare_rows(
+                    results, best, "baseline", "rougeL", by="row", scale=1, names={k: r.label for k, r in ROWS.items()}
+                )
+                if best != "baseline" and "baseline" in means.index
+                else None,
+            },
             split=self.split_note,
             focus=self.focus_stats(),
         )

@@ -4,7 +4,15 @@ for the positive view and MixCSE with instance weighting, on BIOSSES (English) a
 ``params`` declares the rows and parameters, ``study`` trains and caches the runs and builds the
 report's tables, ``chineseblue`` holds the Chinese probe evaluation."""
 
+from kit.report.index import StudyAbout
 from kit.studies.simcse_augmentations.params import SimCSEParams as Params
 from kit.studies.simcse_augmentations.study import Study
 
-__all__ = ["Params", "Study"]
+ABOUT = StudyAbout(
+    "Study 1: SimCSE with text augmentations and MixCSE",
+    "Does a text augmentation as the positive view, or MixCSE with instance weighting, give better "
+    "sentence embeddings than SimCSE's dropout views?",
+    "training_curves",
+)
+
+__all__ = ["ABOUT", "Params", "Study"]

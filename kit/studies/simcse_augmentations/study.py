@@ -32,7 +32,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     cmedqq_pairs,
 )
 from kit.studies.simcse_augmentations.params import METHODS, Method, SimCSEParams
-from kit.study import StudyBase, best_row, seed_spread
+from kit.study import StudyBase, best_row, compare_rows, seed_spread
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
 
@@ -181,7 +181,7 @@ class Study(StudyBase):
                     self._dev_evaluator,
                     aug,
                     run_dir,
-                    desc=f"{method_name} seed {seed} ({percent:g}% of the corpus)",
+                    desc=self.run_label(method_name, seed, percent),
                 )
             embeddings = encoder.encode(self.probe_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / "probe_embeddings.npy", lambda tmp: np.save(tmp, embeddings))
@@ -195,6 +195,10 @@ class Study(StudyBase):
             }
 
         return self.cached(run_dir, compute)
+
+    def run_label(self, method_name: str, seed: int, percent: float = 100.0) -> str:
+        """``simcse seed 0``, or for a few-shot run ``simcse seed 0 on 10% of the corpus``."""
+        return f"{method_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
 
     def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
         return sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
@@ -434,6 +438,8 @@ class Study(StudyBase):
         ``results_table.txt``."""
         best = self.best_trained_method(results)
         means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
+        baseline = next((b for b in ("simcse", "zero_shot") if b != best and b in means.index), None)
+        names = dict(zip(results.method, results.label))
         return self.write_record(
             record,
             tables,
@@ -448,6 +454,7 @@ class Study(StudyBase):
             headline={
                 "name": f"{self.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
                 "value": float(means.loc[best, "spearman_all"] * 100),
+                "comparison": compare_rows(results, best, baseline, "spearman_all", names=names) if baseline else None,
             },
             corpus_sentences=len(self.corpus),
         )

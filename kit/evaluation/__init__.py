@@ -1,0 +1,1 @@
+"""Evaluation shared by every study: confidence intervals for the differences between methods."""

@@ -1,0 +1,107 @@
+"""What ``kit.batch`` prints while it works: one plain line per event, stamped with the elapsed time, so the
+console and a CI log read the same (no bars, no carriage returns)::
+
+    [kit.batch 0:00:04] run file 1/2 simcse_augmentations/demo: 14 trainings planned (params/.../demo.yaml)
+    [kit.batch 0:01:02] training 1/16 simcse_augmentations/demo simcse seed 0: 58s; remaining about 14m
+    [kit.batch 0:01:02] training 2/16 simcse_augmentations/demo minilm seed 0: cached; remaining about 13m
+    [kit.batch 0:15:40] run 1/2 simcse_augmentations/demo finished in 15m36s: BIOSSES Spearman x100 83.14;
+                        report reports/simcse_augmentations/demo/report.html
+
+The remaining time is the trainings left times the mean time of the trainings computed so far, plus
+the reports left times the mean time of the reports rendered so far (a notebook's own time, after
+its trainings); cached trainings cost nothing and are not counted in the means. Until one of each has
+finished, the line says which part is not timed yet.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+
+def duration(seconds: float) -> str:
+    """``45s``, ``12m05s``, ``2h03m``."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+@dataclass
+class BatchProgress:
+    """Counts and lines of a batch of ``runs`` run files holding ``trainings`` planned trainings in all."""
+
+    runs: int
+    trainings: int
+    stream: TextIO = sys.stdout
+    started: float = field(default_factory=time.monotonic)
+    trainings_done: int = 0
+    runs_done: int = 0
+    training_seconds: list[float] = field(default_factory=list)  # trainings computed (not cached) so far
+    report_seconds: list[float] = field(default_factory=list)
+
+    def line(self, text: str) -> None:
+        elapsed = round(time.monotonic() - self.started)
+        print(
+            f"[kit.batch {elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}] {text}",
+            file=self.stream,
+            flush=True,
+        )
+
+    def remaining(self) -> str:
+        """``remaining about 14m``, or the part that is not timed yet."""
+        parts = [
+            (self.trainings - self.trainings_done, self.training_seconds, "trainings"),
+            (self.runs - self.runs_done, self.report_seconds, "reports"),
+        ]
+        known = sum(left * statistics.mean(seconds) for left, seconds, _ in parts if left and seconds)
+        untimed = [what for left, seconds, what in parts if left and not seconds]
+        if not untimed:
+            return f"remaining about {duration(known)}"
+        if known:
+            return f"remaining about {duration(known)} + the {' and '.join(untimed)} (not timed yet)"
+        return f"remaining: the {' and '.join(untimed)} are not timed yet"
+
+    def run_started(self, index: int, name: str, planned: int, file: str) -> None:
+        what = f"{planned} training{'s' * (planned != 1)} planned" if planned else "no training"
+        self.line(f"run file {index}/{self.runs} {name}: {what} ({file})")
+
+    def training_done(self, name: str, label: str, seconds: float, cached: bool) -> None:
+        self.trainings_done += 1
+        if not cached:
+            self.training_seconds.append(seconds)
+        took = "cached" if cached else duration(seconds)
+        self.line(f"training {self.trainings_done}/{self.trainings} {name} {label}: {took}; {self.remaining()}")
+
+    def training_failed(self, name: str, label: str, reason: str) -> None:
+        self.line(f"training {name} {label} FAILED: {reason} (the notebook meets it again and reports it in full)")
+
+    def trainings_skipped(self, count: int) -> None:
+        """Trainings of a run file left to its notebook after one failed (its report fails with the error)."""
+        self.trainings_done += count
+
+    def run_finished(self, name: str, seconds: float, report_seconds: float, headline: str, report: str) -> None:
+        """A run file's report is written: ``seconds`` since its run started, ``report_seconds`` of them
+        in its notebook (the rest trained its planned runs)."""
+        self.runs_done += 1
+        self.report_seconds.append(report_seconds)
+        self.line(
+            f"run {self.runs_done}/{self.runs} {name} finished in {duration(seconds)}: {headline}; report {report}"
+        )
+
+    def run_failed(self, name: str, seconds: float, report_seconds: float, reason: str, log: str | None) -> None:
+        self.runs_done += 1
+        self.report_seconds.append(report_seconds)
+        self.line(
+            f"run {self.runs_done}/{self.runs} {name} FAILED after {duration(seconds)}: {reason}"
+            + (f"; full log {log}" if log else "")
+        )
+
+    def summary(self, failures: int) -> None:
+        failed = f", {failures} failed" if failures else ""
+        self.line(f"{self.runs} run{'s' * (self.runs != 1)} in {duration(time.monotonic() - self.started)}{failed}")
