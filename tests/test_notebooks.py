@@ -281,10 +281,14 @@ def test_jobs_pin_one_gpu_each_or_share_the_cpus():
 def test_jobs_train_ahead_every_run_the_notebook_reads(tmp_path, notebook):
     """--jobs trains a run file's planned runs in pinned processes first; the notebook then trains
     nothing: no run folder appears and no result is rewritten after the processes finish."""
-    from kit.batch import execute, prepare, train_ahead
+    from kit.batch import build_study, execute, prepare, train_ahead
+    from kit.report.progress import BatchProgress
 
     run = prepare(PARAMS / notebook / "smoke.yaml")
-    train_ahead(run, tmp_path, 2)
+    planned = len(build_study(run, tmp_path).planned_runs())
+    progress = BatchProgress(runs=1, trainings=planned)
+    train_ahead(run, tmp_path, 2, progress)
+    assert progress.trainings_done == planned  # every training of the two processes was reported
     runs = run.report_dir(tmp_path) / "runs"
     ahead = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")}
     assert len(ahead) >= 2

@@ -36,7 +36,7 @@ def load_rqe(split: str, path: str | os.PathLike | None = None) -> LabeledTexts:
     empty = [r.get("pid", "?") for r in rows if not (r["chq"].strip() and r["faq"].strip())]
     if empty:  # the public train split has one (pid 5860, empty FAQ)
         warnings.warn(
-            f"{file}: dropped {len(empty)} {split} pair(s) with an empty question (pid {', '.join(empty)})",
+            f"{shown(file)}: dropped {len(empty)} {split} pair(s) with an empty question (pid {', '.join(empty)})",
             stacklevel=2,
         )
         rows = [r for r in rows if r.get("pid", "?") not in empty]

@@ -56,7 +56,7 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
         r = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         head = r.get("headline", {})
         value = head.get("value")
-        result = f"{html.escape(str(head.get('name', '')))}: <b>{'' if value is None else f'{value:.2f}'}</b>"
+        result = html.escape(str(head.get("name", ""))) + ("" if value is None else f": <b>{value:.2f}</b>")
         if head.get("comparison"):
             result += f"<div class='cmp'>{html.escape(head['comparison'])}</div>"
         thumb = ""
@@ -64,8 +64,9 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
             alt = html.escape(f"{about.main_figure.replace('_', ' ')} of run {folder.name}")
             image = f"<img src='{rel}/figures/{about.main_figure}.png' alt='{alt}' loading='lazy'>"
             thumb = f"<a href='{rel}/report.html'>{image}</a>"
+        trainings = f" + {r['compute_seconds']} s of trainings" if r.get("compute_seconds") else ""
         provenance = (
-            f"{html.escape(r.get('finished', ''))}<br>{r.get('wall_seconds', '')} s, "
+            f"{html.escape(r.get('finished', ''))}<br>{r.get('wall_seconds', '')} s notebook{trainings}<br>"
             f"<code>{html.escape(r.get('git_commit', '')[:12])}</code>"
         )
         return False, _tr([run, result, thumb, provenance, html.escape(r.get("model", ""))])
@@ -87,7 +88,7 @@ def _section(notebook: Path, reports: Path, about: StudyAbout | None) -> str:
     question = f"<p class='q'>{html.escape(about.question)}</p>" if about else ""
     return (
         f"<section><h2>{title} <small><code>{html.escape(notebook.name)}</code></small></h2>{question}"
-        "<table><tr><th>run</th><th>headline</th><th>main figure</th><th>finished, wall time, commit</th>"
+        "<table><tr><th>run</th><th>headline</th><th>main figure</th><th>finished, time, commit</th>"
         f"<th>model</th></tr>{''.join(rows)}</table></section>"
     )
 
@@ -96,7 +97,8 @@ STYLE = (
     "body{font-family:sans-serif;margin:2em;max-width:1400px}h2 small{font-weight:normal;color:#666}"
     "p.q{margin-top:-.4em;color:#333;font-style:italic}table{border-collapse:collapse}"
     "td,th{padding:6px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
-    "td img{width:260px;border:1px solid #eee}div.cmp{color:#333;font-size:90%;margin-top:4px;max-width:420px}"
+    "td img{max-width:260px;max-height:170px;border:1px solid #eee}"
+    "div.cmp{color:#333;font-size:90%;margin-top:4px;max-width:420px}"
     "tr.failed{background:#fde8e8}"
 )
 

@@ -1,8 +1,12 @@
 """The first call of every study notebook: the report's look (figures, tables), quiet libraries in batch
-runs, and the run record."""
+runs, and the run record.
+
+Importing this module (every notebook's first cell does, before its parameters are checked) sets the
+kernel's warning format to ``warning_line``, so that no warning in a report names a file of this machine."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from kit.core.progress import quiet_libraries
@@ -11,6 +15,14 @@ from kit.paths import REPORTS
 from kit.report.plots import use_style
 from kit.report.record import RunRecord
 from kit.report.tables import dataframe_html
+
+
+def warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as a report shows it: its category and message, without the source file's path."""
+    return f"{category.__name__}: {message}\n"
+
+
+warnings.formatwarning = warning_line
 
 
 def start(notebook: str, params: Params, report_dir: str | Path | None = None) -> RunRecord:

@@ -38,7 +38,7 @@ class BatchProgress:
 
     runs: int
     trainings: int
-    stream: TextIO = sys.stdout
+    stream: TextIO | None = None  # None: sys.stdout at the time of each line
     started: float = field(default_factory=time.monotonic)
     trainings_done: int = 0
     runs_done: int = 0
@@ -49,7 +49,7 @@ class BatchProgress:
         elapsed = round(time.monotonic() - self.started)
         print(
             f"[kit.batch {elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}] {text}",
-            file=self.stream,
+            file=self.stream or sys.stdout,
             flush=True,
         )
 
