@@ -1,0 +1,92 @@
+"""Pair classification: the cosine of the two texts' embeddings as the score of "positive pair", average
+precision over the pairs (MTEB's PairClassification main score, cosine AP; scikit-learn's
+``average_precision_score``). AP is not a mean over pairs, so the bootstrap draws pairs and recomputes it.
+
+Tasks: RQE (does a consumer question entail an FAQ?) on its MEDIQA 2019 test (230 pairs) and its AMIA 2016
+test used as validation (302); cMedQQ (same intent?) dev (1,793) and test (1,935).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kit.data import CHINESEBLUE, RQE, load_chineseblue, load_rqe
+from kit.evaluation.bootstrap import AveragePrecision, ItemScores
+from kit.evaluation.task import Task, cosines, unique, within_ranks
+
+
+@dataclass(frozen=True)
+class PairClassificationTask(Task):
+    """``load()`` returns (texts1, texts2, labels) with boolean labels (True: a positive pair)."""
+
+    type = "pair_classification"
+    metrics = ("ap",)
+    metric_labels = {"ap": "cosine average precision"}
+
+    @property
+    def items(self) -> int:
+        return len(self.data[2])
+
+    def texts(self) -> tuple[list[str]]:
+        first, second, _ = self.data
+        return (unique(list(first) + list(second))[0],)
+
+    def score(self, embeddings: tuple[np.ndarray]) -> dict[str, ItemScores]:
+        first, second, labels = self.data
+        _, rows = unique(list(first) + list(second))
+        (emb,) = embeddings
+        n = len(labels)
+        cos = cosines(emb[rows[:n]], emb[rows[n:]])
+        return {"ap": ItemScores("ap", within_ranks(cos), AveragePrecision(np.asarray(labels, dtype=bool)))}
+
+
+def _rqe(split: str):
+    pairs = load_rqe(split)
+    return pairs.texts[0], pairs.texts[1], pairs.labels == "true"
+
+
+def _cmedqq(split: str):
+    pairs = load_chineseblue("cMedQQ", split)
+    return pairs.texts[0], pairs.texts[1], pairs.labels == "1"
+
+
+# Study 2 trains on the RQE train split only; study 1 (zh) pretrains on cMedQQ train sentences (dev and test
+# sentences removed) and selects its checkpoints on cMedQQ dev pairs.
+RQE_TEST = PairClassificationTask(
+    name="rqe-test",
+    description="RQE, MEDIQA 2019 test: does the consumer health question entail the FAQ?",
+    dataset=RQE,
+    split="test_mediqa2019 (230 pairs)",
+    positive="label 'true': the FAQ's answer answers the consumer question",
+    load=lambda: _rqe("test_mediqa2019"),
+)
+RQE_VALIDATION = PairClassificationTask(
+    name="rqe-validation",
+    description="RQE, the AMIA 2016 test set (the kit's validation split)",
+    dataset=RQE,
+    split="validation_amia2016_test (302 pairs)",
+    positive="label 'true': the FAQ's answer answers the consumer question",
+    load=lambda: _rqe("validation_amia2016_test"),
+)
+CMEDQQ_DEV = PairClassificationTask(
+    name="cmedqq-dev",
+    description="ChineseBLUE cMedQQ dev: do the two medical questions have the same intent?",
+    dataset=CHINESEBLUE["cMedQQ"].spec,
+    split="dev (1,793 pairs)",
+    positive="label 1: same intent",
+    load=lambda: _cmedqq("dev"),
+    language="zh",
+)
+CMEDQQ_TEST = PairClassificationTask(
+    name="cmedqq-test",
+    description="ChineseBLUE cMedQQ test: do the two medical questions have the same intent?",
+    dataset=CHINESEBLUE["cMedQQ"].spec,
+    split="test (1,935 pairs)",
+    positive="label 1: same intent",
+    load=lambda: _cmedqq("test"),
+    language="zh",
+)
+
+TASKS = (RQE_TEST, RQE_VALIDATION, CMEDQQ_DEV, CMEDQQ_TEST)

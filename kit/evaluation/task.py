@@ -1,0 +1,109 @@
+"""What every evaluation task declares, MTEB-style: a ``Task`` names its data (a ``kit.data`` declaration,
+its split and the loader that reads it), what counts as a positive, and ``seen_by``, the studies that
+train on its data (whose headlines must not include it). The evaluation logic lives once per task type:
+``kit.evaluation.sts``, ``kit.evaluation.retrieval``, ``kit.evaluation.pair_classification``; each holds
+the small declarations of its tasks.
+
+A task is used in two steps, so that embeddings can be computed (and cached) apart from scoring:
+``task.texts()`` gives the text lists to embed, and ``task.score(embeddings)`` (one array per list, rows
+in list order) gives an ``ItemScores`` per metric, the main metric first.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+
+from kit.data import DatasetSpec
+from kit.evaluation.bootstrap import ItemScores
+
+
+@dataclass(frozen=True)
+class Task:
+    """A declared task. ``split`` says which part of ``dataset`` the items are, in words the loader
+    honours; ``load()`` reads them (through the ``kit.data`` loaders, so the data is found as everywhere
+    else). ``seen_by``: the studies (notebook names) that train on this data."""
+
+    name: str
+    description: str
+    dataset: DatasetSpec
+    split: str
+    positive: str
+    load: Callable[[], Any] = field(compare=False, repr=False)
+    seen_by: tuple[str, ...] = ()
+    language: str = "en"
+
+    type: ClassVar[str] = ""
+    metrics: ClassVar[tuple[str, ...]] = ()  # the main metric first
+    metric_labels: ClassVar[dict[str, str]] = {}
+
+    @property
+    def main_metric(self) -> str:
+        return self.metrics[0]
+
+    def seen(self, study: str) -> bool:
+        """True when ``study`` trains on this task's data: report it apart, never in that study's headline."""
+        return study in self.seen_by
+
+    @functools.cached_property
+    def data(self):
+        """The loaded items, read once per declaration."""
+        return self.load()
+
+    @property
+    def items(self) -> int:
+        raise NotImplementedError
+
+    def texts(self) -> tuple[list[str], ...]:
+        raise NotImplementedError
+
+    def score(self, embeddings: tuple[np.ndarray, ...]) -> dict[str, ItemScores]:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        """The declaration as plain values (for evaluation.json and the HTML report)."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "dataset": self.dataset.name,
+            "source": self.dataset.source,
+            "licence": self.dataset.licence,
+            "citation": self.dataset.citation,
+            "split": self.split,
+            "items": self.items,
+            "metrics": {m: self.metric_labels[m] for m in self.metrics},
+            "main_metric": self.main_metric,
+            "positive": self.positive,
+            "seen_by": list(self.seen_by),
+            "language": self.language,
+        }
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (a zero row stays zero)."""
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True).clip(min=1e-12)
+
+
+def cosines(e1: np.ndarray, e2: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two aligned embedding matrices."""
+    return (unit(e1) * unit(e2)).sum(1).astype(np.float64)
+
+
+def within_ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks of ``x`` (ties share one) scaled to (0, 1]: the order of a model's scores on a scale
+    shared by every model (see ``kit.evaluation.bootstrap``)."""
+    return stats.rankdata(x) / len(x)
+
+
+def unique(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts in first-seen order, and for every input text its row among them."""
+    distinct = list(dict.fromkeys(texts))
+    row = {t: i for i, t in enumerate(distinct)}
+    return distinct, np.array([row[t] for t in texts], dtype=np.int64)

@@ -1,0 +1,38 @@
+"""The evaluation suite: every declared task by name, and the groups the command line accepts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kit.evaluation import pair_classification, retrieval, sts
+from kit.evaluation.task import Task
+
+TASKS: dict[str, Task] = {t.name: t for t in (*sts.TASKS, *retrieval.TASKS, *pair_classification.TASKS)}
+
+TYPES = ("sts", "retrieval", "pair_classification")
+GROUPS: dict[str, tuple[str, ...]] = {
+    "all": tuple(TASKS),
+    "en": tuple(name for name, t in TASKS.items() if t.language == "en"),
+    "zh": tuple(name for name, t in TASKS.items() if t.language == "zh"),
+    **{kind: tuple(name for name, t in TASKS.items() if t.type == kind) for kind in TYPES},
+}
+
+
+def select(names: Iterable[str] | None = None) -> list[Task]:
+    """Tasks by name or group (``all``, ``en``, ``zh``, ``sts``, ``retrieval``, ``pair_classification``), in
+    suite order and without repeats; None: every task. An unknown name raises ``KeyError`` listing the choices."""
+    chosen: set[str] = set()
+    for name in names or ["all"]:
+        if name in GROUPS:
+            chosen.update(GROUPS[name])
+        elif name in TASKS:
+            chosen.add(name)
+        else:
+            raise KeyError(f"unknown task '{name}'; tasks: {', '.join(TASKS)}; groups: {', '.join(GROUPS)}")
+    return [task for name, task in TASKS.items() if name in chosen]
+
+
+def split_seen(tasks: Iterable[Task], study: str) -> tuple[list[Task], list[Task]]:
+    """(tasks for ``study``'s headline, tasks whose data ``study`` trains on: reported apart)."""
+    tasks = list(tasks)
+    return [t for t in tasks if not t.seen(study)], [t for t in tasks if t.seen(study)]

@@ -1,0 +1,128 @@
+"""Every task declaration of the suite, and each task type on fixed embeddings: what the type computes, and
+that a copy of a model whose embeddings are shuffled across items is significantly worse."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kit.core.metrics import cosine_spearman
+from kit.data import BIOSSES, DATASETS, RQE, STSPairs
+from kit.evaluation.bootstrap import paired_bootstrap
+from kit.evaluation.pair_classification import PairClassificationTask
+from kit.evaluation.retrieval import RetrievalTask
+from kit.evaluation.sts import STSTask
+from kit.evaluation.suite import score_task
+from kit.evaluation.tasks import GROUPS, TASKS, TYPES, select, split_seen
+from kit.paths import PROJECT_ROOT
+
+# The item counts the issue names (retrieval: queries; their candidate pools, distinct targets, in brackets).
+ITEMS = {
+    "biosses-all": 100,
+    "biosses-test": 20,
+    "meqsum-chq-summary": 1_000,  # (994 distinct summaries)
+    "healthcaremagic-chq-summary": 1_643,  # (1,600)
+    "doid-definition-name": 9_962,
+    "doid-name-definition": 9_962,
+    "rqe-test": 230,
+    "rqe-validation": 302,
+    "cmedqq-dev": 1_793,
+    "cmedqq-test": 1_935,
+}
+STUDIES = {p.name for p in (PROJECT_ROOT / "kit" / "studies").iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_the_suite_declares_the_tasks_of_the_issue():
+    assert set(TASKS) == set(ITEMS)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_each_declaration_is_complete_and_loads_its_items(name):
+    task = TASKS[name]
+    assert task.type in TYPES and task.main_metric == task.metrics[0]
+    assert set(task.metric_labels) == set(task.metrics)
+    assert task.dataset in DATASETS.values() and task.split and task.positive and task.description
+    assert set(task.seen_by) <= STUDIES, f"seen_by names a study that does not exist: {task.seen_by}"
+    assert task.items == ITEMS[name]
+    texts = task.texts()
+    assert texts and all(t and all(s.strip() for s in t) for t in texts)
+    json.dumps(task.describe())
+    rng = np.random.default_rng(0)
+    scored = task.score(tuple(rng.normal(size=(len(t), 8)).astype(np.float32) for t in texts))
+    assert list(scored) == list(task.metrics)
+    assert all(s.items == task.items and s.seeds == 1 and -1 <= s.value <= 1 for s in scored.values())
+
+
+def test_seen_marks_the_studies_that_train_on_the_data():
+    assert TASKS["meqsum-chq-summary"].seen("qfcl_summarization")
+    assert TASKS["doid-definition-name"].seen("medse_entity_definitions")
+    headline, seen = split_seen(select(["retrieval"]), "medse_entity_definitions")
+    assert {t.name for t in seen} == {"doid-definition-name", "doid-name-definition"}
+    assert {t.name for t in headline} == {"meqsum-chq-summary", "healthcaremagic-chq-summary"}
+
+
+def test_select_takes_names_and_groups_in_suite_order():
+    assert [t.name for t in select(["rqe-test", "biosses-all", "rqe-test"])] == ["biosses-all", "rqe-test"]
+    assert {t.language for t in select(["en"])} == {"en"} and len(select()) == len(TASKS)
+    assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test"}
+    with pytest.raises(KeyError, match="unknown task 'nope'"):
+        select(["nope"])
+
+
+# Fixed embeddings for toy tasks of each type: texts that belong together get nearby vectors.
+def toy(kind: str, n: int = 80):
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(n, 16))
+    close = base + 0.6 * rng.normal(size=(n, 16))
+    first, second = [f"a{i}" for i in range(n)], [f"b{i}" for i in range(n)]
+    if kind == "sts":
+        gold = rng.uniform(0, 4, n)
+        second_vectors = base + (4.2 - gold[:, None]) * 0.4 * rng.normal(size=(n, 16))
+        task = STSTask("toy-sts", "toy", BIOSSES, "all", "-", load=lambda: STSPairs(first, second, gold, None, "toy"))
+    elif kind == "retrieval":
+        second_vectors = close
+        task = RetrievalTask("toy-retrieval", "toy", BIOSSES, "all", "-", load=lambda: (first, second))
+    else:
+        labels = np.arange(n) % 2 == 0
+        second_vectors = np.where(labels[:, None], close, rng.normal(size=(n, 16)))
+        task = PairClassificationTask("toy-pairs", "toy", RQE, "all", "-", load=lambda: (first, second, labels))
+    vectors = dict(zip(first + second, np.concatenate([base, second_vectors]).astype(np.float32)))
+    return task, vectors
+
+
+def embedder(vectors: dict[str, np.ndarray], shuffle: int | None = None):
+    keys = list(vectors)
+    if shuffle is not None:  # every text gets another text's vector
+        order = np.random.default_rng(shuffle).permutation(len(keys))
+        vectors = {k: vectors[keys[j]] for k, j in zip(keys, order)}
+    return lambda texts: np.stack([vectors[t] for t in texts])
+
+
+@pytest.mark.parametrize("kind", ["sts", "retrieval", "pair_classification"])
+def test_a_copy_with_embeddings_shuffled_across_items_is_significantly_worse(kind):
+    task, vectors = toy(kind)
+    good = score_task(embedder(vectors), task)
+    shuffled = score_task(embedder(vectors, shuffle=0), task)
+    for metric in task.metrics:
+        c = paired_bootstrap(shuffled[metric], good[metric], seed=0, resamples=500, permutations=500)
+        assert c.excludes_zero and c.high < 0 and c.p_value < 0.01, (metric, c)
+    same = paired_bootstrap(good[task.main_metric], good[task.main_metric], resamples=200, permutations=200)
+    assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
+
+
+def test_sts_scores_as_kit_core_metrics_does():
+    task, vectors = toy("sts")
+    embed = embedder(vectors)
+    pairs = task.data
+    expected = cosine_spearman(embed(pairs.sentence1), embed(pairs.sentence2), pairs.scores)
+    assert score_task(embed, task)["spearman"].value == pytest.approx(expected, abs=1e-12)
+
+
+def test_several_seeds_stack_into_one_score():
+    task, vectors = toy("pair_classification")
+    scored = score_task([embedder(vectors), embedder(vectors, shuffle=1)], task)["ap"]
+    single = [
+        score_task(embedder(vectors), task)["ap"].value,
+        score_task(embedder(vectors, shuffle=1), task)["ap"].value,
+    ]
+    assert scored.seeds == 2 and scored.value == pytest.approx(np.mean(single))
