@@ -1,0 +1,248 @@
+"""Embeddings of a task's texts by one model, cached on disk so that scoring a model again costs no encoding.
+
+The cache holds one ``.npy`` per (model, text list): ``<cache>/embeddings/<model key>/<texts digest>.npy``.
+The model key is a digest of what decides the vectors: the checkpoint's fingerprint
+(``kit.core.models.model_fingerprint``: its files' digest, or a hub snapshot's commit), the pooler, the
+maximum length, the precision and the device type; the texts digest is ``kit.core.fingerprint.digest`` of the
+list. A new checkpoint or another text list is a new file; a damaged file is set aside and recomputed.
+Files are written whole or not at all (``kit.core.files.write_atomic``).
+
+A model name is what ``Encoder.from_pretrained`` takes: an alias (``minilm``, ``tiny-random-bert``, ...), a
+Hugging Face name or a local folder. A sentence-transformers folder is read with its own pooling (mean, or
+[CLS] without a head); one whose modules go beyond Transformer, Pooling and Normalize (a Dense head, layer
+weights, max pooling) is encoded by ``SentenceTransformer`` itself, so that its vectors are its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kit.core.files import set_aside, write_atomic, write_text_atomic
+from kit.core.fingerprint import digest
+from kit.data.resolver import cache_dir
+
+CACHE_VERSION = 1  # bump when the way vectors are computed changes, to leave old files unread
+PRECISIONS = ("fp32", "bf16")
+PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
+
+
+def default_cache() -> Path:
+    """``$KIT_CACHE/embeddings`` (``~/.cache/medcse-kit/embeddings`` by default)."""
+    return cache_dir() / "embeddings"
+
+
+class EmbeddingCache:
+    """``.npy`` files of embeddings under ``folder``, one per (model key, text list)."""
+
+    def __init__(self, folder: str | os.PathLike | None = None):
+        self.folder = Path(folder) if folder is not None else default_cache()
+
+    def path(self, model_key: str, texts: list[str]) -> Path:
+        return self.folder / model_key / f"{digest(list(texts))}.npy"
+
+    def load(self, model_key: str, texts: list[str]) -> np.ndarray | None:
+        """The cached embeddings of ``texts``, or None (absent; or unreadable, which is then set aside)."""
+        path = self.path(model_key, texts)
+        if not path.is_file():
+            return None
+        try:
+            emb = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as err:
+            set_aside(path, f"{type(err).__name__}: {err}")
+            return None
+        if emb.ndim != 2 or len(emb) != len(texts) or not np.isfinite(emb).all():
+            set_aside(path, f"shape {emb.shape} for {len(texts)} texts, or values that are not finite")
+            return None
+        return emb
+
+    def save(self, model_key: str, texts: list[str], emb: np.ndarray, about: dict | None = None) -> Path:
+        path = self.path(model_key, texts)
+        if about is not None and not (path.parent / "model.json").is_file():
+            write_text_atomic(path.parent / "model.json", json.dumps(about, indent=1))
+        return write_atomic(path, lambda tmp: np.save(tmp, np.asarray(emb, dtype=np.float32)))
+
+
+def _sentence_transformers_modules(path: str) -> list[dict] | None:
+    """The module list of a sentence-transformers folder (local, or a hub snapshot in the cache), or None."""
+    file = Path(path).expanduser() / "modules.json"
+    if not file.is_file():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(path, "modules.json")
+        except Exception:  # not a hub name
+            return None
+        if not isinstance(cached, str):
+            return None
+        file = Path(cached)
+    return json.loads(file.read_text(encoding="utf-8"))
+
+
+def model_pooler(name: str) -> str | None:
+    """The pooler a model declares: a sentence-transformers folder's pooling (``mean``, or ``cls_before_pooler``
+    for [CLS] without a head); ``mean`` for a plain transformers model; None when only sentence-transformers
+    can reproduce its vectors (modules beyond Transformer, Pooling and Normalize, or another pooling)."""
+    from kit.core.models import RANDOM_MODELS, resolve_model
+
+    if name in RANDOM_MODELS:
+        return "mean"
+    path = resolve_model(name).path
+    modules = _sentence_transformers_modules(path)
+    if modules is None:
+        return "mean"
+    if {m["type"].rsplit(".", 1)[-1] for m in modules} - PLAIN_MODULES:
+        return None
+    pooling = next((m for m in modules if m["type"].endswith("Pooling")), None)
+    if pooling is None:
+        return None
+    config_file = Path(path).expanduser() / pooling["path"] / "config.json"
+    if not config_file.is_file():
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(path, f"{pooling['path']}/config.json")
+        if not isinstance(cached, str):
+            return None
+        config_file = Path(cached)
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    modes = {k for k, v in config.items() if k.startswith("pooling_mode") and v is True}
+    if isinstance(config.get("pooling_mode"), str):
+        modes = {f"pooling_mode_{config['pooling_mode']}"}
+    return {
+        frozenset({"pooling_mode_mean_tokens"}): "mean",
+        frozenset({"pooling_mode_mean"}): "mean",
+        frozenset({"pooling_mode_cls_token"}): "cls_before_pooler",
+        frozenset({"pooling_mode_cls"}): "cls_before_pooler",
+    }.get(frozenset(modes))
+
+
+class _SentenceTransformer:
+    """A sentence-transformers model behind ``Encoder.encode``'s signature."""
+
+    def __init__(self, path: str, device):
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(path, device=str(device))
+
+    def encode(self, texts, batch_size=64, max_length=256, show_progress=False) -> np.ndarray:
+        self.model.max_seq_length = max_length
+        return self.model.encode(
+            list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=bool(show_progress)
+        ).astype(np.float32)
+
+
+@dataclass
+class Embedder:
+    """One model as a function texts -> embeddings [len(texts), dim] (float32, rows in text order), cached
+    per text list when it has a ``key``. The model is loaded at the first text list not in the cache, so a
+    model whose task texts are all cached is never loaded. ``encoded`` and ``cached`` count texts."""
+
+    name: str
+    load: Callable[[], object] = field(repr=False)
+    key: str | None = None
+    cache: EmbeddingCache | None = None
+    batch_size: int = 64
+    max_length: int = 256
+    precision: str = "fp32"
+    device: str = "cpu"
+    about: dict = field(default_factory=dict)
+    encoded: int = 0
+    cached: int = 0
+    model: object | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_name(
+        cls,
+        name: str,
+        pooler: str = "auto",
+        max_length: int = 256,
+        batch_size: int = 64,
+        precision: str = "fp32",
+        device: str = "auto",
+        cache: EmbeddingCache | str | os.PathLike | None = None,
+        use_cache: bool = True,
+    ) -> Embedder:
+        """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
+        ``model_pooler``). ``precision`` ``bf16`` encodes under bf16 autocast (CPUs with native bf16 and CUDA
+        run it about twice as fast; vectors differ from fp32 in the fourth decimal)."""
+        from kit.core.devices import resolve_device
+        from kit.core.models import Encoder, model_fingerprint, resolve_model
+
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        chosen = model_pooler(name) if pooler == "auto" else pooler
+        torch_device = resolve_device(device)
+
+        def load():
+            if chosen is None:
+                return _SentenceTransformer(resolve_model(name).path, torch_device)
+            return Encoder.from_pretrained(name, chosen).to(torch_device)
+
+        about = {
+            "name": name,
+            "description": resolve_model(name).description,
+            "pooler": chosen or "sentence-transformers modules",
+            "max_length": max_length,
+            "precision": precision,
+            "device": torch_device.type,
+        }
+        key = None
+        if use_cache:
+            about["fingerprint"] = model_fingerprint(name)
+            key = digest(
+                "kit.evaluation embeddings",
+                CACHE_VERSION,
+                about["fingerprint"],
+                chosen,
+                max_length,
+                precision,
+                torch_device.type,
+            )
+            cache = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)
+        return cls(
+            name, load, key, cache if use_cache else None, batch_size, max_length, precision, str(torch_device), about
+        )
+
+    @classmethod
+    def from_encoder(
+        cls, encoder, name: str, key: str | None = None, cache: EmbeddingCache | None = None, **settings
+    ) -> Embedder:
+        """An encoder already in memory (a study's trained row); cached only under a ``key`` the caller
+        vouches for (a run's key), since a model in memory has no fingerprint of its own."""
+        return cls(name, lambda: encoder, key, cache if key else None, about={"name": name}, model=encoder, **settings)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        if self.cache is not None and self.key is not None:
+            emb = self.cache.load(self.key, texts)
+            if emb is not None:
+                self.cached += len(texts)
+                return emb
+        if self.model is None:
+            self.model = self.load()
+        with self._precision():
+            emb = np.asarray(
+                self.model.encode(texts, batch_size=self.batch_size, max_length=self.max_length, show_progress=False),
+                dtype=np.float32,
+            )
+        self.encoded += len(texts)
+        if self.cache is not None and self.key is not None:
+            self.cache.save(self.key, texts, emb, self.about)
+        return emb
+
+    def _precision(self):
+        if self.precision == "fp32":
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16)
+
+    def release(self) -> None:
+        """Drop the loaded model (its memory), keeping the cache."""
+        self.model = None

@@ -1,0 +1,81 @@
+"""The suite end to end: MiniLM's BIOSSES number against MTEB's, the embedding cache, the suite's results."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from kit.core.metrics import STSEmbeddings
+from kit.evaluation.embeddings import Embedder, EmbeddingCache, model_pooler
+from kit.evaluation.suite import evaluate
+from kit.evaluation.tasks import TASKS
+
+
+@pytest.fixture(scope="module")
+def minilm_biosses(tmp_path_factory):
+    cache = EmbeddingCache(tmp_path_factory.mktemp("cache"))
+    embedder = Embedder.from_name("minilm", cache=cache)
+    return cache, embedder, evaluate({"minilm": embedder}, [TASKS["biosses-all"]], resamples=500)
+
+
+def test_minilm_on_all_biosses_pairs_is_within_0_01_of_mtebs_0_8164(minilm_biosses, biosses):
+    _, embedder, result = minilm_biosses
+    estimate = result.tasks[0].estimates["minilm"]["spearman"]
+    assert abs(estimate.value - 0.8164) < 0.01
+    assert estimate.items == 100 and estimate.low < estimate.value < estimate.high
+    # the same number as the studies' evaluator (kit.core.metrics) computes from the same vectors
+    cached = SimpleNamespace(encode=lambda texts, **_: embedder(texts))
+    reference = STSEmbeddings.compute(cached, biosses).spearman("all")
+    assert estimate.value == pytest.approx(reference, abs=1e-6)
+    assert embedder.about["pooler"] == "mean" and model_pooler("minilm") == "mean"
+
+
+def test_a_second_scoring_reads_the_cache_and_never_loads_the_model(minilm_biosses):
+    cache, first, result = minilm_biosses
+    again = Embedder.from_name("minilm", cache=cache)
+    rerun = evaluate({"minilm": again}, [TASKS["biosses-all"]], resamples=500)
+    assert again.encoded == 0 and again.cached == first.encoded > 0 and again.model is None
+    assert rerun.tasks[0].estimates == result.tasks[0].estimates
+
+
+def test_the_cache_is_keyed_by_model_and_texts_and_a_damaged_file_is_recomputed(tmp_path, capsys):
+    cache = EmbeddingCache(tmp_path)
+    tiny = Embedder.from_name("tiny-random-bert", cache=cache)
+    texts = ["IL-6 rose.", "Kras G12D-induced lung cancer"]
+    emb = tiny(texts)
+    assert tiny.encoded == 2 and cache.path(tiny.key, texts).is_file()
+    assert cache.path(tiny.key, texts) != cache.path(tiny.key, texts[::-1])
+    other = Embedder.from_name("tiny-random-bert", pooler="cls_before_pooler", cache=cache)
+    assert other.key != tiny.key
+    cache.path(tiny.key, texts).write_bytes(b"not an array")
+    again = Embedder.from_name("tiny-random-bert", cache=cache)
+    np.testing.assert_allclose(again(texts), emb, atol=1e-6)
+    assert again.encoded == 2 and "unreadable" in capsys.readouterr().err
+    assert len(list(cache.path(tiny.key, texts).parent.glob("*.damaged-*"))) == 1
+
+
+def test_the_suite_compares_every_model_with_the_first(tmp_path):
+    rng = np.random.default_rng(0)
+    task = TASKS["rqe-test"]
+    texts = task.texts()[0]
+    good = dict(zip(texts, rng.normal(size=(len(texts), 8))))
+
+    def embed(texts):
+        return np.stack([good[t] for t in texts])
+
+    lines = []
+    result = evaluate(
+        {"a": embed, "b": embed, "c": [embed, embed]}, [task], resamples=200, permutations=200, progress=lines.append
+    )
+    r = result.tasks[0]
+    assert set(r.estimates) == {"a", "b", "c"} and set(r.comparisons) == {"b", "c"}
+    assert r.comparisons["b"]["ap"].p_value == 1.0 and r.estimates["c"]["ap"].seeds == 2
+    assert [line.split(":")[0] for line in lines] == [
+        "a · rqe-test",
+        "b · rqe-test",
+        "c · rqe-test",
+        "intervals · rqe-test",
+    ]
+    rows = result.rows()
+    assert [row["model"] for row in rows] == ["a", "b", "c"] and rows[0]["vs a"] == "baseline"
+    assert result.to_dict()["tasks"]["rqe-test"]["comparisons"]["b"]["ap"]["difference"] == 0.0
