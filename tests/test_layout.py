@@ -22,6 +22,7 @@ ALLOWED = {
     "kit.core": {"kit.data", "kit.paths"},
     "kit.params": {"kit.core", "kit.data"},
     "kit.evaluation": {"kit.core", "kit.data", "kit.paths"},
+    "kit.evaluate": {"kit.core", "kit.data", "kit.evaluation", "kit.paths", "kit.report"},  # the suite's command
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
     "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},

@@ -1,0 +1,86 @@
+"""``python -m kit.evaluate`` in a subprocess: progress lines, the table, the HTML page and the JSON record."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kit.paths import PROJECT_ROOT
+
+
+def run(args, tmp_path):
+    env = {**os.environ, "KIT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "KIT_PROGRESS": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "kit.evaluate", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("evaluate")
+    done = run(["tiny-random-bert", "minilm", "--tasks", "biosses-test", "rqe-test", "--out", str(tmp / "out")], tmp)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tmp, done.stdout
+
+
+def test_the_console_shows_a_line_per_model_and_task_then_the_table(evaluated):
+    _, out = evaluated
+    for model in ("tiny-random-bert", "minilm"):
+        for task in ("biosses-test", "rqe-test"):
+            assert any(line.startswith("[kit.evaluate ") and f"{model} · {task}: " in line for line in out.splitlines())
+    table = out[out.index("task ") :].splitlines()
+    assert table[0].split() == [
+        *("task", "items", "metric", "seen", "by", "model", "score", "vs", "tiny-random-bert", "p", "detectable")
+    ]
+    rows = table[2:6]
+    assert [r.split()[0] for r in rows] == ["biosses-test", "biosses-test", "rqe-test", "rqe-test"]
+    assert [" minilm " in r for r in rows] == [False, True] * 2 and "tiny-random-bert" in rows[0]
+    assert rows[0].endswith("baseline") and rows[2].endswith("baseline")
+    # minilm's rows: its score [interval], the difference [interval] and p, detectable
+    assert rows[1].count("[") == 2 and rows[3].count("[") == 2
+    assert "* the paired 95% interval excludes zero" in out
+
+
+def test_the_html_page_names_the_models_and_holds_the_table_with_relative_paths_only(evaluated):
+    tmp, _ = evaluated
+    page = (tmp / "out" / "evaluation.html").read_text(encoding="utf-8")
+    assert "<title>kit.evaluate: tiny-random-bert (baseline) vs minilm</title>" in page
+    assert page.count("<table>") == 3 and "biosses-test" in page and "rqe-test" in page
+    assert 'href="evaluation.json"' in page
+    for absolute in (str(tmp), str(PROJECT_ROOT), os.path.expanduser("~"), "/tmp/", "site-packages"):
+        assert absolute not in page
+
+
+def test_the_json_record_holds_every_number_and_the_settings(evaluated):
+    tmp, _ = evaluated
+    record = json.loads((tmp / "out" / "evaluation.json").read_text(encoding="utf-8"))
+    assert record["models"] == ["tiny-random-bert", "minilm"] and record["seed"] == 0
+    assert record["versions"]["torch"] and record["git_commit"]
+    rqe = record["tasks"]["rqe-test"]
+    assert rqe["declaration"]["items"] == 230
+    score = rqe["scores"]["minilm"]["ap"]
+    assert score["low"] <= score["value"] <= score["high"]
+    comparison = rqe["comparisons"]["minilm"]["ap"]
+    assert {"difference", "low", "high", "p_value", "detectable", "excludes_zero"} <= set(comparison)
+    assert "tiny-random-bert" not in rqe["comparisons"]
+
+
+def test_a_second_run_reads_every_embedding_from_the_cache(evaluated):
+    tmp, _ = evaluated
+    done = run(["minilm", "--tasks", "biosses-test", "--out", str(tmp / "again"), "--seed", "3"], tmp)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "minilm · biosses-test" in done.stdout and "texts from the cache)" in done.stdout
+    assert "encoded" not in done.stdout
+
+
+def test_an_unknown_task_is_refused_before_anything_runs(tmp_path):
+    done = run(["minilm", "--tasks", "nope", "--out", str(tmp_path)], tmp_path)
+    assert done.returncode == 2 and "unknown task 'nope'" in done.stderr
+    assert not (tmp_path / "evaluation.html").exists()
