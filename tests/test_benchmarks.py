@@ -15,6 +15,7 @@ from kit.paths import PROJECT_ROOT
         ("train_step.py", "ratio to minimal"),
         ("encode.py", "speed-up over sentence-transformers"),
         ("memory.py", "peak RSS of its largest process"),
+        ("evaluate.py", "ratio to the encode-only reference"),
     ],
 )
 def test_benchmark_quick_mode(script, expect):

@@ -51,13 +51,17 @@ def score_task(model: Embed | Sequence[Embed], task: Task) -> dict[str, ItemScor
 @dataclass
 class TaskResult:
     """One task's results: per model and metric the item scores and the estimate; per model other than
-    the baseline and metric the comparison with the baseline; the seconds each model took."""
+    the baseline and metric the comparison with the baseline; the seconds each model took to embed and score
+    (its model's loading included, for the first task that encodes), the texts it encoded and read from the
+    cache, and the seconds of the task's intervals."""
 
     task: Task
     scores: dict[str, dict[str, ItemScores]] = field(default_factory=dict, repr=False)
     estimates: dict[str, dict[str, Estimate]] = field(default_factory=dict)
     comparisons: dict[str, dict[str, Comparison]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    texts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    interval_seconds: float = 0.0
 
 
 @dataclass
@@ -117,6 +121,8 @@ class SuiteResult:
                     for model, metrics in result.comparisons.items()
                 },
                 "seconds": {model: round(s, 2) for model, s in result.seconds.items()},
+                "texts_encoded": {model: n[0] for model, n in result.texts.items()},
+                "interval_seconds": round(result.interval_seconds, 2),
             }
         return {
             "models": self.models,
@@ -176,7 +182,7 @@ def evaluate(
             t = time.perf_counter()
             result.scores[name] = score_task(runs, result.task)
             result.seconds[name] = time.perf_counter() - t
-            encoded, cached = (now - then for now, then in zip(_counts(runs), before))
+            encoded, cached = result.texts[name] = tuple(now - then for now, then in zip(_counts(runs), before))
             texts = ", ".join(
                 [f"{encoded:,} texts encoded"] * bool(encoded) + [f"{cached:,} texts from the cache"] * bool(cached)
             )
@@ -197,5 +203,6 @@ def evaluate(
                     m: paired_bootstrap(s, result.scores[baseline][m], stream, resamples, confidence, permutations)
                     for m, s in metrics.items()
                 }
-        say(f"intervals · {result.task.name}: {time.perf_counter() - t:.1f}s")
+        result.interval_seconds = time.perf_counter() - t
+        say(f"intervals · {result.task.name}: {result.interval_seconds:.1f}s")
     return SuiteResult(list(models), results, seed, resamples, permutations, confidence, time.perf_counter() - started)
