@@ -189,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.models:
             check_available(name)
+        for task in tasks:  # every dataset read before any model runs: a missing one fails at once
+            task.texts()
         cache = None if args.no_cache else EmbeddingCache(args.cache)
         embedders = {
             name: Embedder.from_name(
