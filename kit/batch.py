@@ -198,6 +198,16 @@ def build_study(run: Run, reports: Path) -> Study | None:
     return module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
 
 
+def planned_runs(run: Run, reports: Path) -> list[tuple]:
+    """The trainings the run file's notebook will read; none when it trains nothing or when its study
+    cannot be built here (bad data found only now: its notebook meets the error and reports it in full)."""
+    try:
+        study = build_study(run, reports)
+    except Exception:
+        return []
+    return study.planned_runs() if study else []
+
+
 def train(study: Study, planned: list[tuple], emit: Callable[[tuple], None]) -> None:
     """Train (or find cached) each planned run in turn; ``emit`` gets ("done", label, seconds, cached) per
     run, or on the first failure ("failed", label, reason, runs left) and the rest is left to the notebook,
@@ -247,7 +257,12 @@ def train_ahead(run: Run, reports: Path, jobs: int, progress: BatchProgress) -> 
 
     from kit.core.progress import quiet_libraries
 
-    study, name = build_study(run, reports), f"{run.notebook}/{run.name}"
+    name = f"{run.notebook}/{run.name}"
+    try:
+        study = build_study(run, reports)
+    except Exception as err:
+        progress.line(f"{name}: its study cannot be built ({failure_reason(err)}); its notebook reports it in full")
+        return
     if study is None:
         return
     planned = study.planned_runs()
@@ -299,7 +314,7 @@ def shown_path(path: Path) -> str:
 def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
     """Train every run file's planned runs and execute its notebook (``jobs`` at a time), with progress
     lines (``kit.report.progress``); returns the failures, run name -> error."""
-    planned = [len(s.planned_runs()) if (s := build_study(run, reports)) else 0 for run in runs]
+    planned = [len(planned_runs(run, reports)) for run in runs]
     progress = BatchProgress(len(runs), sum(planned))
     failures: dict[str, str] = {}
 

@@ -42,7 +42,7 @@ def test_a_failing_run_says_why_on_the_terminal_and_the_others_finish(tmp_path, 
     out = capsys.readouterr()
     assert code == 1
     failed = reports / "medse_entity_definitions" / "broken"
-    line = next(x for x in out.out.splitlines() if "medse_entity_definitions/broken: FAILED" in x)
+    line = next(x for x in out.out.splitlines() if "medse_entity_definitions/broken FAILED after" in x)
     assert "ValueError: only 0 evaluation pairs mention a linked entity" in line and "(notebook cell In [" in line
     log = (failed / "error.log").read_text()
     assert log.startswith("ValueError: only 0 evaluation pairs") and "the failing cell" in log and "\x1b[" not in log

@@ -72,7 +72,7 @@ def explorer(pools: dict[str, list[str]], seed: int = 0, ratio: float = 0.2) -> 
     ratio_slider = W.FloatSlider(
         value=ratio, min=min(0.05, ratio), max=max(0.5, ratio), step=0.05, description="ratio", readout_format=".2f"
     )
-    seed_box = W.IntText(value=seed, description="seed")
+    seed_box = W.BoundedIntText(value=seed, min=0, max=2**32 - 1, description="seed")  # numpy seeds are non-negative
     n_views = W.IntSlider(value=4, min=1, max=10, description="views")
     first = pools[language.value]
     text = W.Textarea(

@@ -91,3 +91,10 @@ def test_the_ratio_parameter_sets_the_slider_and_the_views():
 def test_the_sample_button_is_wide_enough_for_its_label():
     sample = explorer({"en": [SENT]}).children[3]
     assert sample.description == "sample a sentence" and sample.layout.width == "auto"
+
+
+def test_the_seed_box_refuses_a_negative_seed_instead_of_failing_silently():
+    """numpy refuses a negative seed; a plain number box let one through and the views stopped updating."""
+    seed_box = explorer({"en": [SENT]}).children[1].children[1]
+    seed_box.value = -1
+    assert seed_box.value == 0
