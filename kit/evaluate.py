@@ -164,7 +164,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     ap.add_argument("--pooler", default="auto", help="pooler, or auto: what the model declares (default)")
     ap.add_argument("--max-length", type=int, default=256, help="tokens per text (default 256)")
-    ap.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    ap.add_argument(
+        "--batch-tokens", type=int, default=3072, help="padded tokens per forward pass (default 3072; 0: --batch-size)"
+    )
+    ap.add_argument("--batch-size", type=int, default=64, help="texts per forward pass with --batch-tokens 0")
     ap.add_argument("--precision", choices=PRECISIONS, default="fp32", help="fp32 (default) or bf16 autocast")
     ap.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
     ap.add_argument("--cache", default=None, help="embedding cache folder (default: $KIT_CACHE/embeddings)")
@@ -202,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.device,
                 cache,
                 use_cache=not args.no_cache,
+                batch_tokens=args.batch_tokens,
             )
             for name in args.models
         }

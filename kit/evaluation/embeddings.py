@@ -7,6 +7,10 @@ maximum length, the precision and the device type; the texts digest is ``kit.cor
 list. A new checkpoint or another text list is a new file; a damaged file is set aside and recomputed.
 Files are written whole or not at all (``kit.core.files.write_atomic``).
 
+Texts are encoded in batches of similar length holding about ``batch_tokens`` padded tokens each (longest
+first): a fixed number of texts per batch makes the short texts' forward passes (disease names, ten tokens)
+small matrix products that a CPU runs at half speed.
+
 A model name is what ``Encoder.from_pretrained`` takes: an alias (``minilm``, ``tiny-random-bert``, ...), a
 Hugging Face name or a local folder. A sentence-transformers folder is read with its own pooling (mean, or
 [CLS] without a head); one whose modules go beyond Transformer, Pooling and Normalize (a Dense head, layer
@@ -122,6 +126,18 @@ def model_pooler(name: str) -> str | None:
     }.get(frozenset(modes))
 
 
+def token_batches(lengths: np.ndarray, budget: int, cap: int = 1024) -> list[np.ndarray]:
+    """Text indices in batches of similar length, longest first: each batch takes as many texts as keep
+    len(batch) x longest(batch) <= ``budget`` padded tokens (at least one text, at most ``cap``)."""
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        size = max(1, min(cap, budget // max(1, int(lengths[order[start]]))))
+        batches.append(order[start : start + size])
+        start += size
+    return batches
+
+
 class _SentenceTransformer:
     """A sentence-transformers model behind ``Encoder.encode``'s signature."""
 
@@ -129,6 +145,7 @@ class _SentenceTransformer:
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(path, device=str(device))
+        self.tokenizer = self.model.tokenizer
 
     def encode(self, texts, batch_size=64, max_length=256, show_progress=False) -> np.ndarray:
         self.model.max_seq_length = max_length
@@ -141,7 +158,9 @@ class _SentenceTransformer:
 class Embedder:
     """One model as a function texts -> embeddings [len(texts), dim] (float32, rows in text order), cached
     per text list when it has a ``key``. The model is loaded at the first text list not in the cache, so a
-    model whose task texts are all cached is never loaded. ``encoded`` and ``cached`` count texts."""
+    model whose task texts are all cached is never loaded. ``encoded`` and ``cached`` count texts.
+    ``batch_tokens``: padded tokens per forward pass (see ``token_batches``); 0 for batches of ``batch_size``
+    texts."""
 
     name: str
     load: Callable[[], object] = field(repr=False)
@@ -149,6 +168,7 @@ class Embedder:
     cache: EmbeddingCache | None = None
     batch_size: int = 64
     max_length: int = 256
+    batch_tokens: int = 3072
     precision: str = "fp32"
     device: str = "cpu"
     about: dict = field(default_factory=dict)
@@ -167,6 +187,7 @@ class Embedder:
         device: str = "auto",
         cache: EmbeddingCache | str | os.PathLike | None = None,
         use_cache: bool = True,
+        batch_tokens: int = 3072,
     ) -> Embedder:
         """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
         ``model_pooler``). ``precision`` ``bf16`` encodes under bf16 autocast (CPUs with native bf16 and CUDA
@@ -206,7 +227,16 @@ class Embedder:
             )
             cache = cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache)
         return cls(
-            name, load, key, cache if use_cache else None, batch_size, max_length, precision, str(torch_device), about
+            name,
+            load,
+            key,
+            cache if use_cache else None,
+            batch_size,
+            max_length,
+            batch_tokens,
+            precision,
+            str(torch_device),
+            about,
         )
 
     @classmethod
@@ -227,14 +257,29 @@ class Embedder:
         if self.model is None:
             self.model = self.load()
         with self._precision():
-            emb = np.asarray(
-                self.model.encode(texts, batch_size=self.batch_size, max_length=self.max_length, show_progress=False),
-                dtype=np.float32,
-            )
+            emb = self._encode(texts)
         self.encoded += len(texts)
         if self.cache is not None and self.key is not None:
             self.cache.save(self.key, texts, emb, self.about)
         return emb
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if not self.batch_tokens or tokenizer is None or not texts:
+            return np.asarray(
+                self.model.encode(texts, batch_size=self.batch_size, max_length=self.max_length, show_progress=False),
+                dtype=np.float32,
+            )
+        ids = tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        out = None
+        for batch in token_batches(np.array([len(i) for i in ids]), self.batch_tokens):
+            part = self.model.encode(
+                [texts[i] for i in batch], batch_size=len(batch), max_length=self.max_length, show_progress=False
+            )
+            if out is None:
+                out = np.empty((len(texts), part.shape[1]), dtype=np.float32)
+            out[batch] = part
+        return out
 
     def _precision(self):
         if self.precision == "fp32":

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kit.core.metrics import STSEmbeddings
-from kit.evaluation.embeddings import Embedder, EmbeddingCache, model_pooler
+from kit.evaluation.embeddings import Embedder, EmbeddingCache, model_pooler, token_batches
 from kit.evaluation.suite import evaluate
 from kit.evaluation.tasks import TASKS
 
@@ -79,3 +79,19 @@ def test_the_suite_compares_every_model_with_the_first(tmp_path):
     rows = result.rows()
     assert [row["model"] for row in rows] == ["a", "b", "c"] and rows[0]["vs a"] == "baseline"
     assert result.to_dict()["tasks"]["rqe-test"]["comparisons"]["b"]["ap"]["difference"] == 0.0
+
+
+def test_token_batches_keep_the_budget_and_every_text_once():
+    lengths = np.array([5, 40, 12, 12, 3, 100, 7, 300])
+    batches = token_batches(lengths, budget=64)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
+    assert all(len(b) == 1 or len(b) * lengths[b].max() <= 64 for b in batches)
+    assert [lengths[b].max() for b in batches] == sorted((lengths[b].max() for b in batches), reverse=True)
+    assert [len(b) for b in batches] == [1, 1, 1, 5]  # 300 and 100 alone (over budget), 40 alone, 12 12 7 5 3
+
+
+def test_batches_by_tokens_give_the_vectors_of_fixed_batches():
+    texts = ["IL-6", "a much longer sentence about Kras G12D-induced lung cancer in mice", "p < 0.05", "short"] * 5
+    by_tokens = Embedder.from_name("tiny-random-bert", use_cache=False, batch_tokens=40)
+    fixed = Embedder.from_name("tiny-random-bert", use_cache=False, batch_tokens=0)
+    np.testing.assert_allclose(by_tokens(texts), fixed(texts), atol=1e-5)
