@@ -95,3 +95,20 @@ def test_batches_by_tokens_give_the_vectors_of_fixed_batches():
     by_tokens = Embedder.from_name("tiny-random-bert", use_cache=False, batch_tokens=40)
     fixed = Embedder.from_name("tiny-random-bert", use_cache=False, batch_tokens=0)
     np.testing.assert_allclose(by_tokens(texts), fixed(texts), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "pooler, declared", [("mean", "mean"), ("cls_before_pooler", "cls_before_pooler"), ("cls", None)]
+)
+def test_a_sentence_transformers_folder_is_scored_with_its_own_vectors(tmp_path, pooler, declared):
+    """A folder the kit saved (Encoder.save: Transformer, Pooling and, for ``cls``, a Dense head) gives the
+    vectors of the encoder that wrote it: its pooling is read from the folder, and a head that Encoder cannot
+    load sends it to sentence-transformers itself."""
+    from kit.core.models import Encoder
+
+    texts = ["IL-6 rose.", "Kras G12D-induced lung cancer", "p < 0.05"]
+    encoder = Encoder.from_pretrained("tiny-random-bert", pooler, seed=3)
+    folder = str(encoder.save(tmp_path / "model"))
+    assert model_pooler(folder) == declared
+    embedder = Embedder.from_name(folder, cache=EmbeddingCache(tmp_path / "cache"))
+    np.testing.assert_allclose(embedder(texts), encoder.encode(texts), atol=1e-5)
