@@ -51,7 +51,7 @@ TRAINED = [name for name, m in METHODS.items() if m.trained]
 @dataclass
 class SimCSEParams(ContrastiveTrainingParams):
     """Study 1: unsupervised SimCSE with text augmentations and MixCSE-IW. Defaults: the demo (offline
-    MiniLM, six rows, 2 seeds, 20 steps at batch 32, about 12 minutes on 2 CPU cores)."""
+    MiniLM, six rows, 2 seeds, 20 steps at batch 32, about 11 minutes on 2 CPU cores)."""
 
     language: Literal["en", "zh"] = param("en", "en: PubMed sentences, BIOSSES; zh: ChineseBLUE sentences and probes")
     rows: list[str] = param(
