@@ -102,6 +102,47 @@ def device_param():
     return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)
 
 
+def suite_param(default: list[str] | None, none: str = ""):
+    """``suite``: the evaluation-suite tasks (``kit.evaluation.tasks``) that every table run scores at its
+    selected checkpoint; the report compares the rows on them with paired intervals. ``none``: what a
+    None default stands for."""
+    from kit.evaluation.tasks import GROUPS, TASKS
+
+    return param(
+        default,
+        "evaluation-suite tasks or groups scored by every table run at its selected checkpoint "
+        "(python -m kit.evaluate --help lists them); the report compares rows on them with paired intervals"
+        + (f"; None: {none}" if none else ""),
+        choices=[*GROUPS, *TASKS],
+        nonempty=True,
+        unique=True,
+    )
+
+
+def selection_param(own_dev: str):
+    """``select_on``: what selects a run's checkpoint: the mean main metric of the study's own dev split
+    (``dev``, which is ``own_dev``) and of suite tasks."""
+    from kit.evaluation.tasks import TASKS
+
+    return param(
+        ["dev"],
+        f"checkpoint selection: the mean main metric of these; 'dev' is {own_dev}, any other name a suite task "
+        "(a suite task that shares texts with them is then reported apart from the headline)",
+        choices=["dev", *TASKS],
+        nonempty=True,
+        unique=True,
+    )
+
+
+def save_models_param():
+    """``save_models``: keep trained rows as sentence-transformers folders."""
+    return param(
+        False,
+        "save the first seed of every trained table row as a sentence-transformers folder under "
+        "<report>/models/<row>/ (score or reuse it: python -m kit.evaluate FOLDER)",
+    )
+
+
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 

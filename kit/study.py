@@ -26,14 +26,21 @@ import pandas as pd
 
 from kit.core.files import set_aside, write_text_atomic
 from kit.core.models import model_fingerprint, resolve_model
+from kit.evaluation import rows as suite_rows
+from kit.evaluation.embeddings import Embedder
 from kit.evaluation.intervals import comparison, paired_difference
+from kit.evaluation.task import Task
+from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 """Part of every run key (1: the kit before run keys had a version; 2: before keys held content digests;
-3: before the zh stopword list excluded numerals and traditional forms)."""
+3: before the zh stopword list excluded numerals and traditional forms; 4: before runs scored the
+evaluation suite)."""
+SUITE_FILE = "suite.npz"
+"""A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 
 
 def run_key(name: str, settings: dict) -> str:
@@ -138,6 +145,66 @@ class StudyBase:
         result = cached_run(run_dir, computed, self.run_seconds)
         (run_dir / "checkpoint.pt").unlink(missing_ok=True)
         return result
+
+    # ---- the evaluation suite (kit.evaluation) --------------------------------------------------------
+    @functools.cached_property
+    def suite_tasks(self) -> list[Task]:
+        """The suite tasks of the ``suite`` parameter, in suite order."""
+        return select(self.p.suite)
+
+    @functools.cached_property
+    def selection_tasks(self) -> list[Task]:
+        """The suite tasks of ``select_on`` (its ``dev`` entry is the study's own dev split)."""
+        return [TASKS[name] for name in self.p.select_on if name != "dev"]
+
+    def selection(self, encoder, own_dev: float | None) -> dict[str, float]:
+        """The evaluation row's selection columns: ``dev <task>`` for every suite task in ``select_on`` and
+        ``selection``, the mean of those and ``own_dev`` (the study's dev metric) when ``dev`` is listed."""
+        embed = Embedder.from_encoder(encoder, "selection")
+        scores = {f"dev {t.name}": suite_rows.main_score(embed, t) for t in self.selection_tasks}
+        parts = [*scores.values(), *([own_dev] if "dev" in self.p.select_on else [])]
+        return {**scores, "selection": sum(parts) / len(parts)}
+
+    def selected_on(self, own_dev: str) -> str:
+        """``select_on`` in words, for the reports."""
+        names = [
+            own_dev if n == "dev" else f"`{n}` ({TASKS[n].description}, {TASKS[n].items:,} items)"
+            for n in self.p.select_on
+        ]
+        return ("the mean main metric of " if len(names) > 1 else "") + " and ".join(names)
+
+    def selection_texts(self, own_dev: Iterable[str]) -> frozenset[str]:
+        """Every text the checkpoints were selected on: ``own_dev`` (the study's dev texts) when ``dev`` is
+        in ``select_on``, and the texts of its suite tasks; a reported task sharing one is reported apart."""
+        texts = set(own_dev) if "dev" in self.p.select_on else set()
+        for task in self.selection_tasks:
+            texts.update(t for part in task.texts() for t in part)
+        return frozenset(texts)
+
+    def score_suite(self, encoder, run_dir: Path) -> None:
+        """Score the run's final (selected) encoder on the suite tasks; outputs saved as ``SUITE_FILE``."""
+        outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name), self.suite_tasks)
+        suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
+
+    def suite_outputs(self, run_dir: Path, rerun: Callable[[], object]) -> suite_rows.RunOutputs:
+        """A finished run's suite outputs; when they are missing, damaged or lack a task of ``suite``, the
+        run's result is set aside and ``rerun()`` computes the run again."""
+        file = run_dir / SUITE_FILE
+        try:
+            outputs = suite_rows.load_outputs(file)
+            missing = {t.name for t in self.suite_tasks} - set(outputs)
+            if missing:
+                raise ValueError(f"no outputs for {sorted(missing)}")
+            return outputs
+        except (OSError, ValueError, EOFError) as err:
+            if (run_dir / "result.json").exists():
+                set_aside(run_dir / "result.json", f"its {SUITE_FILE} is unusable: {err}")
+            rerun()
+            return suite_rows.load_outputs(file)
+
+    def save_model(self, encoder, row: str) -> Path:
+        """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""
+        return encoder.save(self.report_dir / "models" / row)
 
     def write_record(
         self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra

@@ -13,14 +13,15 @@ from kit.paths import PROJECT_ROOT
 KIT = PROJECT_ROOT / "kit"
 
 # What each part may import from the kit (itself always). kit.params reaches kit.core lazily, for its model
-# and device checks, and kit.data for the BIOSSES path every English study declares; the studies build on
+# and device checks, kit.data for the BIOSSES path every English study declares and kit.evaluation for the
+# task names the suite parameters accept; the studies build on
 # everything shared, never on kit.batch or on each other.
 ALLOWED = {
     "kit": set(),  # the package's __init__: a docstring and the version
     "kit.paths": set(),
     "kit.data": {"kit.paths"},
     "kit.core": {"kit.data", "kit.paths"},
-    "kit.params": {"kit.core", "kit.data"},
+    "kit.params": {"kit.core", "kit.data", "kit.evaluation"},
     "kit.evaluation": {"kit.core", "kit.data", "kit.paths"},
     "kit.evaluate": {"kit.core", "kit.data", "kit.evaluation", "kit.paths", "kit.report"},  # the suite's command
     "kit.report": {"kit.core", "kit.params", "kit.paths"},

@@ -106,12 +106,15 @@ def train_contrastive(
     desc: str = "train",
     objective: Objective | None = None,
     accelerator=None,
+    selection_metric: str = "spearman_dev",
 ) -> History:
     """Train ``encoder`` in place and leave it at its best evaluation; return the history.
 
     ``objective`` (default: ``SimCSEObjective(encoder, config, augmenter)``; see ``Objective``) is
     called as ``objective(encoder, texts, rows) -> (loss, stats)`` on each batch of corpus rows; build
     it on the device-free starting encoder before training. ``run_dir`` enables checkpoint/resume.
+
+    ``selection_metric``: the evaluator's column that chooses the kept evaluation (highest wins).
 
     ``accelerator`` (``kit.core.distributed.make_accelerator()`` in a process that ``accelerate launch``
     started): data-parallel training; the encoder is wrapped for gradient averaging, every process draws
@@ -138,7 +141,7 @@ def train_contrastive(
             raise ValueError("with an accelerator, pass objective=kit.core.distributed.DistributedSimCSEObjective(...)")
         model, opt = accelerator.prepare(encoder, opt)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
-    history, best_state, step = History(), None, 0
+    history, best_state, step = History(selection_metric=selection_metric), None, 0
 
     ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None
     state = read_checkpoint(ckpt) if ckpt else None

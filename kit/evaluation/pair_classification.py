@@ -3,7 +3,8 @@ precision over the pairs (MTEB's PairClassification main score, cosine AP; sciki
 ``average_precision_score``). AP is not a mean over pairs, so the bootstrap draws pairs and recomputes it.
 
 Tasks: RQE (does a consumer question entail an FAQ?) on its MEDIQA 2019 test (230 pairs) and its AMIA 2016
-test used as validation (302); cMedQQ (same intent?) dev (1,793) and test (1,935).
+test used as validation (302); cMedQQ (same intent?) dev (1,793), test (1,935) and the test pairs that
+share no question with dev (1,280).
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ class PairClassificationTask(Task):
         (emb,) = embeddings
         n = len(labels)
         cos = cosines(emb[rows[:n]], emb[rows[n:]])
-        return {"ap": ItemScores("ap", within_ranks(cos), AveragePrecision(np.asarray(labels, dtype=bool)))}
+        return {"ap": ItemScores("ap", within_ranks(cos), self.statistic("ap"))}
+
+    def statistic(self, metric: str) -> AveragePrecision:
+        return AveragePrecision(np.asarray(self.data[2], dtype=bool))
 
 
 def _rqe(split: str):
@@ -50,6 +54,16 @@ def _rqe(split: str):
 def _cmedqq(split: str):
     pairs = load_chineseblue("cMedQQ", split)
     return pairs.texts[0], pairs.texts[1], pairs.labels == "1"
+
+
+def _cmedqq_test_without_dev_questions():
+    """cMedQQ test pairs neither of whose questions occurs in the dev split (412 questions occur in both,
+    in 655 of the 1,935 test pairs), so that a model selected on dev is tested on questions it never saw."""
+    dev = load_chineseblue("cMedQQ", "dev")
+    seen = set(dev.texts[0]) | set(dev.texts[1])
+    first, second, labels = _cmedqq("test")
+    keep = [i for i, (a, b) in enumerate(zip(first, second)) if a not in seen and b not in seen]
+    return [first[i] for i in keep], [second[i] for i in keep], labels[keep]
 
 
 # Study 2 trains on the RQE train split only; study 1 (zh) pretrains on cMedQQ train sentences (dev and test
@@ -88,5 +102,14 @@ CMEDQQ_TEST = PairClassificationTask(
     load=lambda: _cmedqq("test"),
     language="zh",
 )
+CMEDQQ_TEST_UNSEEN = PairClassificationTask(
+    name="cmedqq-test-unseen",
+    description="ChineseBLUE cMedQQ test pairs whose questions do not occur in dev: same intent?",
+    dataset=CHINESEBLUE["cMedQQ"].spec,
+    split="test without the 655 pairs that share a question with dev (1,280 pairs)",
+    positive="label 1: same intent",
+    load=_cmedqq_test_without_dev_questions,
+    language="zh",
+)
 
-TASKS = (RQE_TEST, RQE_VALIDATION, CMEDQQ_DEV, CMEDQQ_TEST)
+TASKS = (RQE_TEST, RQE_VALIDATION, CMEDQQ_DEV, CMEDQQ_TEST, CMEDQQ_TEST_UNSEEN)

@@ -123,7 +123,10 @@ class RetrievalTask(Task):
             "mrr": reciprocal_rank(ranks),
             "recall_at_1": recall_at_k(ranks),
         }
-        return {m: ItemScores(m, per_query[m], Mean()) for m in self.metrics}
+        return {m: ItemScores(m, per_query[m], self.statistic(m)) for m in self.metrics}
+
+    def statistic(self, metric: str) -> Mean:
+        return Mean()
 
 
 def _summaries(*parts: SummaryPairs) -> tuple[list[str], list[str]]:

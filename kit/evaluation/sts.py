@@ -38,7 +38,10 @@ class STSTask(Task):
         (emb,) = embeddings
         n = len(pairs)
         cos = cosines(emb[rows[:n]], emb[rows[n:]])
-        return {"spearman": ItemScores("spearman", within_ranks(cos), Spearman(np.asarray(pairs.scores, float)))}
+        return {"spearman": ItemScores("spearman", within_ranks(cos), self.statistic("spearman"))}
+
+    def statistic(self, metric: str) -> Spearman:
+        return Spearman(np.asarray(self.data.scores, float))
 
 
 _POSITIVE = "no positives: every pair has a graded gold score (mean of five annotators, 0-4)"

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from kit.data import DatasetSpec
-from kit.evaluation.bootstrap import ItemScores
+from kit.evaluation.bootstrap import ItemScores, Statistic
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,10 @@ class Task:
         raise NotImplementedError
 
     def score(self, embeddings: tuple[np.ndarray, ...]) -> dict[str, ItemScores]:
+        raise NotImplementedError
+
+    def statistic(self, metric: str) -> Statistic:
+        """What turns the item outputs of ``metric`` into the metric (so saved outputs can be scored again)."""
         raise NotImplementedError
 
     def describe(self) -> dict:

@@ -35,9 +35,15 @@ def summarize(results: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
 def write_tables(report_dir: Path, tables: dict[str, pd.DataFrame]) -> dict:
     """``results_table.txt`` (every table, titled; the batch runner prints it) and the tables as
     records for ``results.json``."""
+    tables = {title: _labels_as_columns(table) for title, table in tables.items()}
     text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
     write_text_atomic(Path(report_dir) / "results_table.txt", text)
     return {title: table.to_dict("records") for title, table in tables.items()}
+
+
+def _labels_as_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """A table whose row labels mean something (not 0, 1, ...) with them as its first columns."""
+    return table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
 
 
 _NUMBER_CELL = re.compile(r"[\s\d.,+\-−±%()\[\]x×/eE]*|nan|None")  # numbers, "mean ± std", intervals

@@ -28,6 +28,7 @@ ITEMS = {
     "rqe-validation": 302,
     "cmedqq-dev": 1_793,
     "cmedqq-test": 1_935,
+    "cmedqq-test-unseen": 1_280,
 }
 STUDIES = {p.name for p in (PROJECT_ROOT / "kit" / "studies").iterdir() if (p / "__init__.py").is_file()}
 
@@ -61,10 +62,16 @@ def test_seen_marks_the_studies_that_train_on_the_data():
     assert {t.name for t in headline} == {"meqsum-chq-summary", "healthcaremagic-chq-summary"}
 
 
+def test_the_unseen_cmedqq_test_pairs_share_no_question_with_dev():
+    dev = TASKS["cmedqq-dev"].texts()[0]
+    unseen = TASKS["cmedqq-test-unseen"].texts()[0]
+    assert not set(dev) & set(unseen) and set(TASKS["cmedqq-test"].texts()[0]) & set(dev)
+
+
 def test_select_takes_names_and_groups_in_suite_order():
     assert [t.name for t in select(["rqe-test", "biosses-all", "rqe-test"])] == ["biosses-all", "rqe-test"]
     assert {t.language for t in select(["en"])} == {"en"} and len(select()) == len(TASKS)
-    assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test"}
+    assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test", "cmedqq-test-unseen"}
     with pytest.raises(KeyError, match="unknown task 'nope'"):
         select(["nope"])
 

@@ -1,0 +1,79 @@
+"""A study's rows compared on suite tasks: outputs saved and read back, differences with paired intervals,
+and verdict sentences that follow the numbers."""
+
+import numpy as np
+import pytest
+
+from kit.core.models import Encoder
+from kit.evaluation import rows
+from kit.evaluation.sts import BIOSSES_ALL, BIOSSES_TEST
+from kit.evaluation.task import within_ranks
+
+
+def run(noise: float, seed: int, shuffle: bool = False) -> rows.RunOutputs:
+    """Item outputs of a model whose cosines follow BIOSSES's gold scores up to ``noise``."""
+    rng = np.random.default_rng(seed)
+    gold = np.asarray(BIOSSES_ALL.data.scores, float)
+    cos = gold + rng.normal(0, noise, len(gold))
+    if shuffle:
+        cos = rng.permutation(cos)
+    return {BIOSSES_ALL.name: {"spearman": within_ranks(cos)}}
+
+
+ROWS = {
+    "start": [run(1.0, 99)],
+    "good": [run(1.0, s) for s in range(3)],
+    "same": [run(1.0, s) for s in range(3)],
+    "shuffled": [run(1.0, s, shuffle=True) for s in range(3)],
+}
+PAIRS = [("same", "good"), ("shuffled", "good"), ("good", "start")]
+LABELS = {"good": "SimCSE", "same": "+ nothing", "shuffled": "+ shuffled", "start": "starting model"}
+
+
+@pytest.fixture(scope="module")
+def compared():
+    return rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, permutations=400)
+
+
+def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
+    encoder = Encoder.from_pretrained("tiny-random-bert")
+    outputs = rows.score_run(lambda texts: encoder.encode(texts, show_progress=False), [BIOSSES_TEST])
+    assert set(outputs[BIOSSES_TEST.name]) == {"spearman"} and len(outputs[BIOSSES_TEST.name]["spearman"]) == 20
+    back = rows.load_outputs(rows.save_outputs(tmp_path / "suite.npz", outputs))
+    np.testing.assert_array_equal(back[BIOSSES_TEST.name]["spearman"], outputs[BIOSSES_TEST.name]["spearman"])
+
+
+def test_a_row_identical_to_its_baseline_differs_by_zero_and_a_shuffled_one_is_significantly_worse(compared):
+    same = compared.set_index("row").loc["same"]
+    assert (same.difference, same.low, same.high, same.p) == (0.0, 0.0, 0.0, 1.0) and not same.significant
+    shuffled = compared.set_index("row").loc["shuffled"]
+    assert shuffled.high < 0 and shuffled.significant and shuffled.p < 0.01
+    assert shuffled.difference == pytest.approx(shuffled.score - compared.set_index("row").loc["good"].score)
+
+
+def test_rows_without_a_baseline_get_a_score_interval_only(compared):
+    start = compared.set_index("row").loc["start"]
+    assert start.seeds == 1 and start.score_low <= start.score <= start.score_high
+    assert not isinstance(start.baseline, str)
+
+
+def test_the_same_seed_gives_the_same_table(compared):
+    again = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, permutations=400)
+    assert again.equals(compared)
+
+
+def test_verdicts_are_written_from_the_intervals(compared):
+    lines = rows.verdicts(compared, BIOSSES_ALL.name)
+    assert len(lines) == 3
+    good, same, shuffled = lines  # in the order of the rows
+    assert same == "+ nothing vs SimCSE: the same output on every item, no difference"
+    assert shuffled.startswith("+ shuffled vs SimCSE: −") and "worse, the interval excludes zero" in shuffled
+    row = compared.set_index("row").loc["shuffled"]
+    assert f"detects differences of {row.detectable:.1f} or more" in shuffled
+
+
+def test_the_table_marks_differences_whose_interval_excludes_zero(compared):
+    shown = rows.table(compared).droplevel("task")
+    assert shown.loc["+ shuffled", "difference"].endswith(" *")
+    assert not shown.loc["+ nothing", "difference"].endswith("*")
+    assert shown.loc["starting model", "difference"] == "" and shown.loc["SimCSE", "vs"] == "starting model"
