@@ -8,7 +8,16 @@ from typing import Literal
 from kit.core.augment import AUGMENTERS
 from kit.core.train import TrainConfig
 from kit.data import chineseblue_corpus, load_pubmed_sentences
-from kit.params import ContrastiveTrainingParams, ParameterError, biosses_param, data_param, param
+from kit.params import (
+    ContrastiveTrainingParams,
+    ParameterError,
+    biosses_param,
+    data_param,
+    param,
+    save_models_param,
+    selection_param,
+    suite_param,
+)
 
 
 @dataclass(frozen=True)
@@ -94,9 +103,24 @@ class SimCSEParams(ContrastiveTrainingParams):
     cosine_view_pairs: int | None = param(
         400, "zh: cMedQQ dev and test pairs each in the checkpoint-selection view; None: all", min=1
     )
+    suite: list[str] | None = suite_param(None, "biosses-all, biosses-test and rqe-test (en), cmedqq-test-unseen (zh)")
+    select_on: list[str] = selection_param("the dev split of the cosine view (BIOSSES dev, 16 pairs; zh: cMedQQ dev)")
+    save_models: bool = save_models_param()
+
+    DEFAULT_SUITE = {"en": ["biosses-all", "biosses-test", "rqe-test"], "zh": ["cmedqq-test-unseen"]}
 
     def validate(self) -> None:
+        """Also fills in ``suite`` (None: ``DEFAULT_SUITE`` of the language), so the record names the tasks."""
         super().validate()
+        from kit.evaluation.tasks import select
+
+        if self.suite is None:
+            self.suite = list(self.DEFAULT_SUITE[self.language])
+        for key in ("suite", "select_on"):
+            names = [n for n in getattr(self, key) if n != "dev"]
+            other = [t.name for t in select(names) if t.language != self.language] if names else []
+            if other:
+                raise ParameterError(f"parameter '{key}': {other} are not {self.language} tasks")
         if not any(METHODS[r].trained for r in self.rows):
             raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
         if self.corpus_size is not None and self.corpus_size < self.batch_size:

@@ -23,6 +23,7 @@ from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
 from kit.core.models import Encoder
 from kit.core.train import train_contrastive
 from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
+from kit.evaluation import rows as suite_rows
 from kit.report.record import RunRecord
 from kit.report.tables import summarize
 from kit.studies.simcse_augmentations.chineseblue import (
@@ -32,7 +33,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     cmedqq_pairs,
 )
 from kit.studies.simcse_augmentations.params import METHODS, Method, SimCSEParams
-from kit.study import StudyBase, best_row, compare_rows, seed_spread
+from kit.study import StudyBase, best_row, seed_spread
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
 
@@ -157,7 +158,11 @@ class Study(StudyBase):
             "language": p.language,
             "crop_placeholder": p.crop_placeholder,
             "probe_max_length": p.probe_max_length,
+            "suite": p.suite if percent == 100 else None,
+            "select_on": p.select_on,
         }
+        if self.saves_model(method, seed, percent):
+            settings["save_model"] = True  # only then, so that other runs keep their keys
         return self.run_dir(f"{method.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
 
     def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
@@ -182,7 +187,12 @@ class Study(StudyBase):
                     aug,
                     run_dir,
                     desc=self.run_label(method_name, seed, percent),
+                    selection_metric="selection",
                 )
+            if percent == 100:
+                self.score_suite(encoder, run_dir)
+            if self.saves_model(method, seed, percent):
+                self.save_model(encoder, method_name)
             embeddings = encoder.encode(self.probe_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / "probe_embeddings.npy", lambda tmp: np.save(tmp, embeddings))
             return {
@@ -200,12 +210,18 @@ class Study(StudyBase):
         """``simcse seed 0``, or for a few-shot run ``simcse seed 0 on 10% of the corpus``."""
         return f"{method_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
 
+    def saves_model(self, method: Method, seed: int, percent: float) -> bool:
+        """``save_models``: the first seed of every trained table row."""
+        return self.p.save_models and method.trained and seed == self.p.seeds[0] and percent == 100
+
     def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
-        return sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+        """The cosine view's metrics and the selection columns (``StudyBase.selection``)."""
+        metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+        return {**metrics, **self.selection(encoder, metrics["spearman_dev"])}
 
     def _evaluate(self, encoder: Encoder, seed: int) -> dict[str, float]:
         """The final metrics of a run: the cosine view, plus the ChineseBLUE probes for zh."""
-        metrics = self._dev_evaluator(encoder)
+        metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
         return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
 
     def probe_embeddings(self, method_name: str, seed: int) -> np.ndarray:
@@ -219,6 +235,36 @@ class Study(StudyBase):
             set_aside(file.with_name("result.json"), f"its {file.name} is unreadable: {err}")
             self.run(method_name, seed)
             return np.load(file).astype(np.float32)
+
+    def baseline_of(self, name: str) -> str | None:
+        """The row each row is compared with: SimCSE with the starting model, every other trained row with
+        SimCSE (or with the starting model when SimCSE is not in the table)."""
+        rows = self.p.rows
+        if name == "zero_shot":
+            return None
+        if name == "simcse" or "simcse" not in rows:
+            return "zero_shot" if "zero_shot" in rows else None
+        return "simcse"
+
+    def suite_report(self) -> suite_rows.SuiteReport:
+        """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
+        outputs = {
+            name: [
+                self.suite_outputs(self._run_dir(METHODS[name], seed, 100.0), lambda: self.run(name, seed))
+                for seed in seeds
+            ]
+            for name, seeds in self._row_seeds().items()
+        }
+        pairs = [(name, self.baseline_of(name)) for name in outputs if self.baseline_of(name)]
+        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, {n: METHODS[n].label for n in outputs})
+        dev = self.sts.subset("dev")
+        return suite_rows.SuiteReport(
+            compared,
+            self.suite_tasks,
+            "simcse_augmentations",
+            self.selected_on(f"the {self.eval_name} dev split of the cosine view ({len(dev)} pairs)"),
+            self.selection_texts(dev.sentence1 + dev.sentence2),
+        )
 
     def instance_weighting_effect(self, n_batches: int = 40) -> dict:
         """How many in-batch negatives instance weighting removes: the share of off-diagonal
@@ -256,12 +302,12 @@ class Study(StudyBase):
         )
 
     # ---- tables ---------------------------------------------------------------
+    def _row_seeds(self) -> dict[str, list[int]]:
+        """Each table row's seeds (one for the untrained starting model)."""
+        return {name: list(self.p.seeds if METHODS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
+
     def _table_runs(self) -> list[tuple[str, int]]:
-        return [
-            (name, seed)
-            for name in self.p.rows
-            for seed in (self.p.seeds if METHODS[name].trained else self.p.seeds[:1])
-        ]
+        return [(name, seed) for name, seeds in self._row_seeds().items() for seed in seeds]
 
     def _fewshot_runs(self) -> list[tuple[str, int, float]]:
         return [
@@ -330,8 +376,8 @@ class Study(StudyBase):
         """Paraphrase hit@1 over the whole retrieval set for every (row, seed): is a query's nearest
         other sentence one of its gold partners? ``chance`` is what a random ranking reaches."""
         rows = []
-        for name in self.p.rows:
-            for seed in self.p.seeds if METHODS[name].trained else self.p.seeds[:1]:
+        for name, seeds in self._row_seeds().items():
+            for seed in seeds:
                 emb = self.probe_embeddings(name, seed)[: len(self.retrieval_texts)]
                 rows.append(
                     {
@@ -378,27 +424,10 @@ class Study(StudyBase):
 
     def _verdict(self, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
         """A plain-language reading of the cosine-view table, computed from it (Markdown); ``iw_effect``
-        is ``instance_weighting_effect()``, reported when the table has instance-weighted rows."""
+        is ``instance_weighting_effect()``, reported when the table has instance-weighted rows. Whether one
+        row beats another is the suite section's to say, with its intervals (``suite_report``)."""
         means = results.groupby("method", sort=False)[["spearman_test", "spearman_all", "spearman_dev"]].mean() * 100
         lines = []
-        if "zero_shot" in means.index:
-            base = means.loc["zero_shot"]
-            better = [m for m in means.index if m != "zero_shot" and means.loc[m, "spearman_all"] > base.spearman_all]
-            lines.append(
-                f"- Starting model: all-pairs {base.spearman_all:.2f}, test {base.spearman_test:.2f}. "
-                f"{len(better)} of {len(means) - 1} trained rows beat it on all pairs (mean over seeds)"
-                + (f": {', '.join(better)}." if better else ".")
-            )
-        if "simcse" in means.index:
-            s = means.loc["simcse"]
-            aug = [
-                m
-                for m in means.index
-                if m not in ("zero_shot", "simcse") and means.loc[m, "spearman_all"] > s.spearman_all
-            ]
-            lines.append(
-                f"- SimCSE: all-pairs {s.spearman_all:.2f}. Rows above it: {', '.join(aug) if aug else 'none'}."
-            )
         best = self.best_trained_method(results)
         lines.append(
             f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
@@ -433,16 +462,15 @@ class Study(StudyBase):
         tables: dict[str, pd.DataFrame],
         iw_effect: dict | None,
         retrieval: pd.DataFrame | None = None,
+        suite: suite_rows.SuiteReport | None = None,
     ) -> Path:
         """``results.json`` (metrics, headline, provenance, compute time of every run used) and
         ``results_table.txt``."""
         best = self.best_trained_method(results)
         means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
-        baseline = next((b for b in ("simcse", "zero_shot") if b != best and b in means.index), None)
-        names = dict(zip(results.method, results.label))
         return self.write_record(
             record,
-            tables,
+            {**tables, **suite.tables()} if suite else tables,
             metrics={
                 "per_seed": results.to_dict("records"),
                 "mean": means.to_dict("index"),
@@ -450,11 +478,12 @@ class Study(StudyBase):
                 "best_by_dev": best,
                 "instance_weighting_effect": iw_effect,
                 "retrieval": None if retrieval is None else retrieval.to_dict("records"),
+                "suite": None if suite is None else suite.record(),
             },
             headline={
                 "name": f"{self.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
                 "value": float(means.loc[best, "spearman_all"] * 100),
-                "comparison": compare_rows(results, best, baseline, "spearman_all", names=names) if baseline else None,
+                "comparison": suite.comparison(best) if suite else None,
             },
             corpus_sentences=len(self.corpus),
         )

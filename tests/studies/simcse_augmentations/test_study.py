@@ -2,10 +2,15 @@
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from sentence_transformers import SentenceTransformer
 
+from kit.evaluation.rows import load_outputs, score_run
+from kit.evaluation.sts import BIOSSES_ALL
 from kit.studies.simcse_augmentations import Params, Study
 from kit.studies.simcse_augmentations.params import METHODS
+from kit.study import SUITE_FILE
 
 
 def test_instance_weighting_effect_counts_removed_pairs(tmp_path):
@@ -46,5 +51,52 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
         {"steps": 21},
         {"crop_placeholder": "[MASK]"},
         {"temperature": 0.1},
+        {"suite": ["biosses-all"]},
+        {"select_on": ["dev", "rqe-validation"]},
+        {"save_models": True},
     ):
         assert folder(**change) != reference, change
+
+
+def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_path):
+    """``select_on`` a suite task: its main metric is the selection column; the suite report keeps that task
+    apart from the headline; ``save_models`` writes the selected model, whose vectors give the run's saved
+    suite outputs."""
+    params = Params.from_dict(
+        {
+            "model": "tiny-random-bert",
+            "rows": ["zero_shot", "simcse"],
+            "seeds": [0],
+            "steps": 2,
+            "eval_every": 1,
+            "batch_size": 8,
+            "corpus_size": 64,
+            "map_sentences": 0,
+            "suite": ["biosses-all", "rqe-validation"],
+            "select_on": ["rqe-validation"],
+            "save_models": True,
+        }
+    )
+    study = Study(params, tmp_path)
+    history = study.run("simcse", 0)["history"]
+    assert history["selection_metric"] == "selection"
+    for row in history["rows"]:
+        assert row["selection"] == row["dev rqe-validation"]
+    best = max((r for r in history["rows"] if r["step"] > 0), key=lambda r: r["selection"])
+    assert history["best_step"] == best["step"]
+
+    report = study.suite_report()
+    groups = {title.split(" (")[0]: [t.name for t in tasks] for title, tasks in report.groups().items()}
+    assert groups == {
+        "headline tasks": ["biosses-all"],
+        "tasks that share texts with the checkpoint-selection data": ["rqe-validation"],
+    }
+    line = report.compared.set_index(["task", "row"]).loc[("biosses-all", "simcse")]
+    assert line.baseline == "zero_shot" and line.low <= line.difference <= line.high
+    assert report.comparison("simcse").startswith("SimCSE (dropout views) vs starting model (no training): ")
+
+    saved = SentenceTransformer(str(tmp_path / "models" / "simcse"), device="cpu")
+    again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
+    run_dir = study._run_dir(METHODS["simcse"], 0, 100.0)
+    recorded = load_outputs(run_dir / SUITE_FILE)
+    np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"])
