@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
-from kit.params import ParameterError, Params, device_param, model_param, param
+from kit.params import ParameterError, Params, device_param, model_param, param, suite_param
 from kit.studies.qfcl_summarization.objective import QFCLConfig
 from kit.studies.qfcl_summarization.train import Seq2SeqFit
 
@@ -37,7 +37,7 @@ ROWS = {
 class QFCLParams(Params):
     """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo that shows
     the report, too short for the summarizer to learn (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum
-    split, all four rows, one seed, 52 steps)."""
+    split, all four rows, one seed, 52 steps; every row's CHQ encoder scored on BIOSSES test and RQE test)."""
 
     model: str = model_param(what="seq2seq model (bart-*, t5-*) or an encoder to warm-start a BERT2BERT from")
     dataset: Literal["meqsum", "healthcaremagic"] = param("meqsum", "question-summary pairs to train and test on")
@@ -63,10 +63,16 @@ class QFCLParams(Params):
     beta: float = param(0.5, "weight of the hard-negative loss L_H", min=0)
     num_beams: int = param(2, "beam search width for the test summaries", min=1)
     examples: int = param(5, "test questions shown with every row's summary", min=0)
+    suite: list[str] = suite_param(["biosses-test", "rqe-test"])
     device: str = device_param()
     data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
 
     def validate(self) -> None:
+        from kit.evaluation.tasks import select
+
+        other = [t.name for t in select(self.suite) if t.language != "en"]
+        if other:
+            raise ParameterError(f"parameter 'suite': {other} are not English tasks (the summarizer reads English)")
         if len(self.split_sizes) != 3:
             raise ParameterError(f"parameter 'split_sizes': three sizes (train, dev, test), got {self.split_sizes}")
         try:

@@ -1,5 +1,6 @@
 """The summarizer of study 3: a Hugging Face seq2seq model (or a BERT2BERT encoder-decoder warm-started
-from an encoder), beam-search generation, ROUGE and the dev similarity probe of QFCL's Figure 4."""
+from an encoder), beam-search generation, ROUGE (per question and mean), the dev similarity probe of QFCL's
+Figure 4 and the summarizer's encoder as a sentence encoder for the evaluation suite (``CHQEncoder``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from kit.core.models import masked_mean
+from kit.core.models import Encoder, masked_mean
 from kit.studies.qfcl_summarization.focus import QFCLPair
 
 
@@ -89,13 +90,42 @@ def generate(
     return [t.strip() for t in out]
 
 
-def rouge(predictions: list[str], references: list[str]) -> dict[str, float]:
-    """Mean ROUGE-1/2/L F1 x100 with Porter stemming (Google's ``rouge-score`` package)."""
+ROUGE = ("rouge1", "rouge2", "rougeL")
+
+
+def rouge_items(predictions: list[str], references: list[str]) -> dict[str, list[float]]:
+    """ROUGE-1/2/L F1 of every prediction against its reference, in [0, 1], with Porter stemming (Google's
+    ``rouge-score`` package): the per-question outputs that the paired bootstrap resamples."""
     from rouge_score import rouge_scorer
 
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
+    scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
     scores = [scorer.score(ref, pred) for pred, ref in zip(predictions, references)]
-    return {k: 100 * float(np.mean([s[k].fmeasure for s in scores])) for k in ("rouge1", "rouge2", "rougeL")}
+    return {k: [float(s[k].fmeasure) for s in scores] for k in ROUGE}
+
+
+def rouge(predictions: list[str], references: list[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L F1 x100: the mean of ``rouge_items`` over the questions."""
+    return {k: 100 * float(np.mean(v)) for k, v in rouge_items(predictions, references).items()}
+
+
+class CHQEncoder(Encoder):
+    """The summarizer's encoder as a sentence encoder (``kit.core.models.Encoder``, so the evaluation suite
+    scores it like any model): a text's vector is the mean of the encoder's last-layer token states over its
+    tokens, padding excluded, the representation of a CHQ that QFCL's encoder-side loss trains (anchor C,
+    ``QFCLObjective``). Only token ids and the padding mask reach the encoder (a WordPiece tokenizer's
+    token_type_ids are no BART input). Shares its weights with the summarizer."""
+
+    def __init__(self, s: Summarizer):
+        super().__init__(s.encoder, s.tokenizer, "mean")
+
+    def embed_with_states(
+        self, features: dict[str, torch.Tensor], training_head: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        mask = features["attention_mask"]
+        states = self.backbone(input_ids=features["input_ids"], attention_mask=mask).last_hidden_state
+        return masked_mean(states, mask), states
 
 
 @torch.inference_mode()

@@ -1,8 +1,12 @@
 """Study 3's orchestration: the fixed split with focus and hard negatives prepared once, each (row, seed)
-trained and cached, the report's tables and the record.
+trained and cached, the report's tables, the paired comparisons and the record.
 
 Rows: the cross-entropy baseline, + S (simple negatives at the encoder), + S + H (and hard
 negatives), + S + H + D (QFCL: both at the decoder too). Every row shares seeds, data and budget.
+
+Every run keeps its per-question ROUGE on the test split and its CHQ encoder's outputs on the suite tasks
+of ``suite``; ``rouge_report`` and ``suite_report`` compare every row with the baseline by the paired
+bootstrap of ``kit.evaluation.rows`` (over the test questions, or the task's items, and the seeds).
 """
 
 from __future__ import annotations
@@ -14,13 +18,17 @@ import numpy as np
 import pandas as pd
 
 from kit.core.fingerprint import digest
+from kit.evaluation import rows as suite_rows
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std
 from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, spacy_pipeline
 from kit.studies.qfcl_summarization.params import ROWS, QFCLParams, Row
-from kit.studies.qfcl_summarization.seq2seq import generate, rouge, summarizer
+from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, generate, rouge_items, summarizer
+from kit.studies.qfcl_summarization.suite import rouge_outputs, rouge_tasks
 from kit.studies.qfcl_summarization.train import train
-from kit.study import StudyBase, compare_rows, seed_spread
+from kit.study import StudyBase
+
+SELECTED_ON = "no data: every row keeps the weights of its last epoch (this study selects no checkpoint)"
 
 
 class Study(StudyBase):
@@ -43,6 +51,7 @@ class Study(StudyBase):
         )
         # Everything a run reads: the pairs as split, with their foci and hard negatives (spaCy's output included).
         self.data_digest = digest(self.train_pairs, self.dev_pairs, self.test_pairs)
+        self.rouge_tasks = rouge_tasks(params.dataset, self.test_data, f"the run's test split ({self.split_note})")
 
     def describe(self) -> str:
         """What this run uses (Markdown), stating substitutes plainly."""
@@ -63,7 +72,10 @@ class Study(StudyBase):
             f"{p.momentum}, "
             f"temperature {p.temperature}, N_h {p.n_hard} hard negatives per pair, alpha {p.alpha}, beta {p.beta}; "
             "L = L_ce + 1/2 L_ctrC + 1/2 L_ctrG. Test summaries by beam search "
-            f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch)."
+            f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch).\n\n"
+            f"**CHQ encoder** (every row): the summarizer's encoder, mean of its last-layer token states over the "
+            f"text's tokens (padding excluded; the CHQ representation of the encoder-side loss), scored on the "
+            f"suite tasks {', '.join(f'`{t.name}`' for t in self.suite_tasks)} at the end of training."
         )
 
     # ---- runs -------------------------------------------------------------------
@@ -77,12 +89,15 @@ class Study(StudyBase):
             "cfg": asdict(p.config(row)),
             "fit": asdict(p.fit(seed)),
             "num_beams": p.num_beams,
+            "suite": p.suite,
         }
         return self.run_dir(f"{row.name}-seed{seed}", settings, self.data_digest)
 
     def run(self, row_name: str, seed: int) -> dict:
-        """Train one row at one seed, then summarize the test CHQs by beam search (cached)."""
+        """Train one row at one seed, then summarize the test CHQs by beam search, keeping every question's
+        ROUGE, and score the CHQ encoder on the suite tasks (``SUITE_FILE`` beside the result) (cached)."""
         row = ROWS[row_name]
+        run_dir = self._run_dir(row, seed)
 
         def compute() -> dict:
             s = summarizer(self.p.model, seed)
@@ -95,18 +110,21 @@ class Study(StudyBase):
                 desc=self.run_label(row_name, seed),
             )
             summaries = generate(s, self.test_data.chq, self.p.max_source, self.p.max_target, self.p.num_beams)
+            self.score_suite(CHQEncoder(s), run_dir)
+            items = rouge_items(summaries, self.test_data.summary)
             return {
                 "row": row_name,
                 "label": row.label,
                 "seed": seed,
                 "history": history,
                 "summaries": summaries,
-                "rouge": rouge(summaries, self.test_data.summary),
+                "rouge": {k: 100 * float(np.mean(v)) for k, v in items.items()},
+                "rouge_items": items,
                 "focus_accuracy": focus_accuracy(summaries, [p.focus for p in self.test_pairs]),
                 "model": s.description,
             }
 
-        return self.cached(self._run_dir(row, seed), compute)
+        return self.cached(run_dir, compute)
 
     def run_label(self, row_name: str, seed: int) -> str:
         return f"{row_name} seed {seed}"
@@ -186,35 +204,63 @@ class Study(StudyBase):
             "labels": len(self.dictionary),
         }
 
-    def verdict(self, results: pd.DataFrame) -> str:
-        """The measured ordering of the rows by ROUGE-L, against the seed spread (Markdown)."""
-        means = results.groupby("row", sort=False).rougeL.mean()
-        order = " > ".join(f"{ROWS[r].label} {v:.2f}" for r, v in means.sort_values(ascending=False).items())
-        return (
-            f"- Test ROUGE-L, highest first: {order}. The paper's MeQSum order is QFCL > +S+H > +S > baseline.\n"
-            f"- {seed_spread(results, 'rougeL', 'ROUGE-L', by='row', scale=1)}"
+    # ---- paired comparisons (kit.evaluation.rows) -------------------------------------------------
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every row against the baseline (cross-entropy only), when the table has it."""
+        return [(r, "baseline") for r in self.p.rows if r != "baseline"] if "baseline" in self.p.rows else []
+
+    def rouge_report(self) -> suite_rows.SuiteReport:
+        """ROUGE-L, -1 and -2 on the test questions, every row against the baseline by the paired bootstrap
+        over the test questions and the seeds (the runs' ``rouge_items``)."""
+        outputs = {
+            r: [rouge_outputs(self.rouge_tasks, self.run(r, seed)["rouge_items"]) for seed in self.p.seeds]
+            for r in self.p.rows
+        }
+        compared = suite_rows.compare(outputs, self.pairs(), self.rouge_tasks, {r: ROWS[r].label for r in outputs})
+        return suite_rows.SuiteReport(
+            compared, self.rouge_tasks, "qfcl_summarization", SELECTED_ON, title="ROUGE on the test questions"
         )
 
-    def record_results(self, record: RunRecord, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
-        """``results.json`` (per-seed scores, histories, tables, provenance) and ``results_table.txt``."""
+    def suite_report(self) -> suite_rows.SuiteReport:
+        """Every row's CHQ encoder on the suite tasks, against the baseline's by the paired bootstrap over the
+        task's items and the seeds; the tasks whose data this study trains on (MeQSum, HealthCareMagic) are
+        reported apart."""
+        outputs = {
+            r: [self.suite_outputs(self._run_dir(ROWS[r], seed), lambda: self.run(r, seed)) for seed in self.p.seeds]
+            for r in self.p.rows
+        }
+        compared = suite_rows.compare(outputs, self.pairs(), self.suite_tasks, {r: ROWS[r].label for r in outputs})
+        return suite_rows.SuiteReport(
+            compared, self.suite_tasks, "qfcl_summarization", SELECTED_ON, title="CHQ encoder on the evaluation suite"
+        )
+
+    def record_results(
+        self,
+        record: RunRecord,
+        results: pd.DataFrame,
+        tables: dict[str, pd.DataFrame],
+        rouge: suite_rows.SuiteReport | None = None,
+        suite: suite_rows.SuiteReport | None = None,
+    ) -> Path:
+        """``results.json`` (per-seed scores, histories, tables, provenance, the paired comparisons of
+        ``rouge_report`` and ``suite_report``) and ``results_table.txt``. The headline comparison is the
+        paired bootstrap of ROUGE-L over the test questions and seeds."""
         means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
         best = "qfcl" if "qfcl" in means.index else means.index[-1]
         return self.write_record(
             record,
-            tables,
+            {**tables, **(rouge.tables() if rouge else {}), **(suite.tables() if suite else {})},
             metrics={
                 "per_seed": results.to_dict("records"),
                 "mean": means.to_dict("index"),
                 "histories": self.histories().to_dict("records"),
+                "rouge_comparison": None if rouge is None else rouge.record(),
+                "suite": None if suite is None else suite.record(),
             },
             headline={
                 "name": f"test ROUGE-L ({ROWS[best].label})",
                 "value": float(means.loc[best, "rougeL"]),
-                "comparison": compare_rows(
-                    results, best, "baseline", "rougeL", by="row", scale=1, names={k: r.label for k, r in ROWS.items()}
-                )
-                if best != "baseline" and "baseline" in means.index
-                else None,
+                "comparison": rouge.comparison(best, self.rouge_tasks[0].name) if rouge else None,
             },
             split=self.split_note,
             focus=self.focus_stats(),
