@@ -16,6 +16,7 @@ silver sets hold duplicates and copies of gold.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -247,6 +248,11 @@ def softmax_predictions(st, loss, pairs: list[Pair], batch_size: int = 64) -> np
 CONDITIONS = ("gold", "gold + random silver", "gold + semantic silver")
 
 
+def model_folder_name(condition: str) -> str:
+    """A condition as a folder or file name: ``gold``, ``gold+random_silver``, ``gold+semantic_silver``."""
+    return condition.replace(" + ", "+").replace(" ", "_")
+
+
 @dataclass
 class Comparison:
     """Scores of the three bi-encoders (``CONDITIONS``) and of the labelling cross-encoder on one
@@ -267,6 +273,7 @@ def compare(
     cross_cfg: FitConfig | None = None,
     num_labels: int | None = None,
     save_to: Path | None = None,
+    each_bi_encoder: Callable[[str, object], None] | None = None,
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
@@ -278,14 +285,18 @@ def compare(
     STS (``num_labels`` None): labels in [0, 1]; NLI: class indices. ``evaluate(predict) -> float``
     scores a predictor ``predict(pairs) -> array``: cosines (STS) or classes (NLI); the
     cross-encoder is scored the same way. ``save_to``: each bi-encoder is saved there in
-    sentence-transformers format, in a folder named after its condition.
+    sentence-transformers format, in a folder named after its condition (``model_folder_name``).
+    ``each_bi_encoder(condition, st)`` is called with each trained bi-encoder, the final model of its
+    training (a study scores it on the evaluation suite there).
     """
 
     def fit_and_score(pairs, labels, condition):
         st = bi_encoder(model, cfg.seed, cfg.max_length, cfg.device)
         loss = fit_bi_encoder(st, pairs, labels, cfg, num_labels)
         if save_to is not None:
-            st.save(str(Path(save_to) / condition.replace(" + ", "+").replace(" ", "_")))
+            st.save(str(Path(save_to) / model_folder_name(condition)))
+        if each_bi_encoder is not None:
+            each_bi_encoder(condition, st)
         predict = (
             (lambda p: cosine_scores(st, p)) if num_labels is None else (lambda p: softmax_predictions(st, loss, p))
         )

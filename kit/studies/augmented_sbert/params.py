@@ -6,7 +6,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.data import load_mednli, load_rqe
-from kit.params import Params, biosses_param, data_param, device_param, model_param, param
+from kit.params import (
+    ParameterError,
+    Params,
+    biosses_param,
+    data_param,
+    device_param,
+    model_param,
+    param,
+    suite_param,
+)
 from kit.studies.augmented_sbert.method import FitConfig
 
 
@@ -17,15 +26,28 @@ class Task:
     kind: Literal["sts", "nli"]
     metric: str
     classes: tuple[str, ...] = ()
+    short: str = ""  # names the task in the evaluation suite's rows: "gold (BIOSSES BLURB)"
+    suite_task: str | None = None  # the evaluation-suite task on the same test pairs (the headline comparison's)
 
 
 TASKS = {
     t.name: t
     for t in [
-        Task("biosses_blurb", "BIOSSES (BLURB test, 20 pairs)", "sts", "cosine Spearman x100"),
-        Task("biosses_kfold", "BIOSSES (k-fold CV, all 100 pairs)", "sts", "cosine Spearman x100"),
-        Task("rqe", "RQE (MedNLI stand-in)", "nli", "accuracy %", ("false", "true")),
-        Task("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral")),
+        Task(
+            "biosses_blurb",
+            "BIOSSES (BLURB test, 20 pairs)",
+            "sts",
+            "cosine Spearman x100",
+            short="BIOSSES BLURB",
+            suite_task="biosses-test",
+        ),
+        Task(
+            "biosses_kfold", "BIOSSES (k-fold CV, all 100 pairs)", "sts", "cosine Spearman x100", short="BIOSSES k-fold"
+        ),
+        Task(
+            "rqe", "RQE (MedNLI stand-in)", "nli", "accuracy %", ("false", "true"), short="RQE", suite_task="rqe-test"
+        ),
+        Task("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral"), short="MedNLI"),
     ]
 }
 
@@ -66,6 +88,7 @@ class AugSBERTParams(Params):
         choices=TASKS,
         unique=True,
     )
+    suite: list[str] = suite_param(["biosses-test", "rqe-test"])
     device: str = device_param()
     biosses_path: str | None = biosses_param()
     rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
@@ -74,6 +97,13 @@ class AugSBERTParams(Params):
         lambda p: load_mednli("train", p),
         shared=False,
     )
+
+    def validate(self) -> None:
+        from kit.evaluation.tasks import select
+
+        other = [t.name for t in select(self.suite) if t.language != "en"]
+        if other:
+            raise ParameterError(f"parameter 'suite': {other} are not English tasks (study 2's models are English)")
 
     def fit_config(self, seed: int) -> FitConfig:
         return FitConfig(

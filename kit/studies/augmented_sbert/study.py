@@ -12,28 +12,95 @@ Tasks (each a list of train/test ``Split``s):
 
 The silver pool of a split is the set of sentences of its *training* pairs (plus optional PubMed
 sentences for the STS tasks): no test sentence ever enters training.
+
+Every run also scores its three bi-encoders (final models: the study selects no checkpoint) on the
+evaluation-suite tasks of ``suite`` and keeps their item outputs (``suite_file``); ``suite_report``
+compares each silver condition with gold, and gold with the untrained starting model, by paired
+bootstrap over the task's items and the task's runs (``kit.evaluation.rows``).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import functools
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from kit.core.files import set_aside
 from kit.core.fingerprint import digest
 from kit.core.metrics import spearman
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
+from kit.evaluation import rows as suite_rows
+from kit.evaluation.task import Task as SuiteTask
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std
-from kit.studies.augmented_sbert.method import CONDITIONS, Pair, bi_encoder, compare, cosine_scores, silver_labels
+from kit.studies.augmented_sbert.method import (
+    CONDITIONS,
+    Pair,
+    bi_encoder,
+    compare,
+    cosine_scores,
+    model_folder_name,
+    silver_labels,
+    unordered,
+)
 from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
-from kit.study import StudyBase, compare_rows
+from kit.study import StudyBase
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
 STARTING = "starting model (no training)"
+SELECTED_ON = (
+    "no data: study 2 selects no checkpoint; each bi-encoder is scored as its training left it, after the last epoch"
+)
+
+
+def suite_file(condition: str) -> str:
+    """The file of a run's item outputs on the suite tasks, per condition: ``suite-gold+random_silver.npz``."""
+    return f"suite-{model_folder_name(condition)}.npz"
+
+
+def suite_row(task: str, condition: str) -> str:
+    """The evaluation suite's row of a condition's bi-encoders trained on ``task``."""
+    return f"{task}: {condition}"
+
+
+def item_pairs(task: SuiteTask) -> set[Pair]:
+    """A pair task's items as unordered text pairs (STS and pair classification; none for other types)."""
+    data = task.data
+    if task.type == "sts":
+        return {unordered(a, b) for a, b in zip(data.sentence1, data.sentence2)}
+    if task.type == "pair_classification":
+        return {unordered(a, b) for a, b in zip(data[0], data[1])}
+    return set()
+
+
+@dataclass
+class SuiteReport(suite_rows.SuiteReport):
+    """``kit.evaluation.rows.SuiteReport`` with what study 2 adds to its reading: how a row is made, and the
+    rows left out of a task because their training pairs include the task's pairs (``left_out``: suite
+    task -> study tasks)."""
+
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+
+    def about(self) -> str:
+        out = (
+            "Rows: the untrained starting model, and each condition's bi-encoders trained on a study task (named "
+            "in parentheses) over all of the task's runs (its seeds; k-fold: folds x seeds), compared run by run: "
+            "each silver condition with gold of the same task and runs, gold with the starting model. "
+            + super().about()
+        )
+        if self.left_out:
+            out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
+                f"the {', '.join(studies)} rows on `{task}`" for task, studies in self.left_out.items()
+            )
+            out += "."
+        return out
+
+    def record(self) -> dict:
+        return {**super().record(), "left_out": self.left_out}
 
 
 @dataclass
@@ -61,6 +128,7 @@ class Study(StudyBase):
         super().__init__(params, report_dir)
         self._splits: dict[str, list[Split]] = {}
         self._data_digests: dict[tuple[str, int], str] = {}
+        self._silver_pairs: dict[str, set[Pair]] = {}
 
     # ---- tasks ------------------------------------------------------------------
     def splits(self, task: str) -> list[Split]:
@@ -138,6 +206,7 @@ class Study(StudyBase):
             "fit": asdict(p.fit_config(seed)),
             "cross": asdict(p.cross_config(seed)),
             "top_k": p.top_k,
+            "suite": p.suite,
         }
         return self.run_dir(f"{task}-split{split}-seed{seed}", settings, self.data_digest(task, split))
 
@@ -154,7 +223,13 @@ class Study(StudyBase):
         return self.report_dir / "models" / task
 
     def run(self, task: str, split: int, seed: int) -> dict:
-        """One comparison (gold / + random silver / + semantic silver, and the labeller), cached."""
+        """One comparison (gold / + random silver / + semantic silver, and the labeller), cached; each
+        bi-encoder's item outputs on the suite tasks are saved in the run folder (``suite_file``)."""
+        run_dir = self._run_dir(task, split, seed)
+
+        def score_suite(condition: str, st) -> None:
+            outputs = suite_rows.score_run(self._embed(st), self.suite_tasks)
+            suite_rows.save_outputs(run_dir / suite_file(condition), outputs)
 
         def compute() -> dict:
             s, kind = self.splits(task)[split], TASKS[task].kind
@@ -171,6 +246,7 @@ class Study(StudyBase):
                 self.p.cross_config(seed),
                 num_labels=len(TASKS[task].classes) or None,
                 save_to=self.models_dir(task) if save else None,
+                each_bi_encoder=score_suite,
             )
             return {
                 "task": task,
@@ -181,7 +257,12 @@ class Study(StudyBase):
                 "silver": {n: {"pairs": p, "scores": sc.tolist()} for n, (p, sc) in cmp.silver.items()},
             }
 
-        return self.cached(self._run_dir(task, split, seed), compute)
+        return self.cached(run_dir, compute)
+
+    @staticmethod
+    def _embed(st):
+        """A sentence-transformers model as the suite's ``texts -> embeddings`` function."""
+        return lambda texts: st.encode(texts, batch_size=64, convert_to_numpy=True, show_progress_bar=False)
 
     @staticmethod
     def _score(kind: str, predict, split: Split) -> float:
@@ -194,9 +275,13 @@ class Study(StudyBase):
     def run_label(self, task: str, split: int, seed: int) -> str:
         return f"{task} split {split} seed {seed}"
 
+    def task_runs(self, task: str) -> list[tuple[str, int, int]]:
+        """The runs of ``task``: every split, every seed, in (split, seed) order."""
+        return [(task, i, seed) for i in range(len(self.splits(task))) for seed in self.p.seeds_for(task)]
+
     def planned_runs(self) -> list[tuple[str, int, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
-        return [(t, i, seed) for t in self.p.tasks for i in range(len(self.splits(t))) for seed in self.p.seeds_for(t)]
+        return [job for t in self.p.tasks for job in self.task_runs(t)]
 
     def all_runs(self) -> list[dict]:
         return [self.run(*job) for job in bar(self.planned_runs(), desc="runs")]
@@ -212,13 +297,18 @@ class Study(StudyBase):
         ]
         return pd.DataFrame(rows + self.starting_model())
 
+    @functools.cached_property
+    def starting_bi_encoder(self):
+        """The untrained starting model as a bi-encoder (the first seed's, for a random alias)."""
+        return bi_encoder(self.p.model, self.p.seeds[0], self.p.max_length, self.p.device)
+
     def starting_model(self) -> list[dict]:
         """Cosine scores of the untrained starting model on each STS split's test pairs (an NLI
         score needs a trained classifier, so NLI tasks have none)."""
         tasks = [t for t in self.p.tasks if TASKS[t].kind == "sts"]
         if not tasks:
             return []
-        st = bi_encoder(self.p.model, self.p.seeds[0], self.p.max_length, self.p.device)
+        st = self.starting_bi_encoder
         return [
             {
                 "task": t,
@@ -312,7 +402,7 @@ class Study(StudyBase):
                 continue
             split, recorded = self.splits(task)[0], self.run(task, 0, self.p.seeds_for(task)[0])["scores"]
             for condition in CONDITIONS:
-                folder = self.models_dir(task) / condition.replace(" + ", "+").replace(" ", "_")
+                folder = self.models_dir(task) / model_folder_name(condition)
                 if not folder.is_dir():
                     rows.append({"task": task, "model": str(folder), "recorded": recorded[condition], "reloaded": None})
                     continue
@@ -327,6 +417,83 @@ class Study(StudyBase):
                     }
                 )
         return pd.DataFrame(rows)
+
+    # ---- the evaluation suite (kit.evaluation) -----------------------------------
+    def suite_outputs(self, task: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
+        """A finished run's suite outputs per condition; when a file is missing, damaged or lacks a task of
+        ``suite``, the run's result is set aside and the run computed again."""
+        run_dir = self._run_dir(task, split, seed)
+        self.run(task, split, seed)
+
+        def load() -> dict[str, suite_rows.RunOutputs]:
+            out = {c: suite_rows.load_outputs(run_dir / suite_file(c)) for c in CONDITIONS}
+            for c, outputs in out.items():
+                missing = {t.name for t in self.suite_tasks} - set(outputs)
+                if missing:
+                    raise ValueError(f"{suite_file(c)} has no outputs for {sorted(missing)}")
+            return out
+
+        try:
+            return load()
+        except (OSError, ValueError, EOFError) as err:
+            if (run_dir / "result.json").exists():
+                set_aside(run_dir / "result.json", f"its suite outputs are unusable: {err}")
+            self.run(task, split, seed)
+            return load()
+
+    def trains_on(self, task: str, pairs: set[Pair]) -> bool:
+        """Whether a bi-encoder of ``task`` (any run) trained on one of ``pairs`` (unordered): a gold pair of
+        a split, or a silver pair of a run (read from the runs only when no gold pair is one)."""
+        if pairs & {unordered(a, b) for split in self.splits(task) for a, b in split.train}:
+            return True
+        if task not in self._silver_pairs:
+            self._silver_pairs[task] = {
+                unordered(a, b)
+                for job in self.task_runs(task)
+                for silver in self.run(*job)["silver"].values()
+                for a, b in silver["pairs"]
+            }
+        return bool(pairs & self._silver_pairs[task])
+
+    def left_out(self) -> dict[str, list[str]]:
+        """Suite task -> the study tasks whose bi-encoders trained on some of its pairs (k-fold trains on
+        BIOSSES test pairs); their rows are left out of that task. A task declared as study 2's training
+        data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole."""
+        out: dict[str, list[str]] = {}
+        for suite_task in self.suite_tasks:
+            if suite_task.seen("augmented_sbert"):
+                continue
+            items = item_pairs(suite_task)
+            seen = [t for t in self.p.tasks if self.trains_on(t, items)]
+            if seen:
+                out[suite_task.name] = seen
+        return out
+
+    def suite_report(self) -> SuiteReport:
+        """Every condition's bi-encoders of every task on the suite tasks (rows paired run by run over the
+        task's splits and seeds), each silver condition against gold of the same task and gold against the
+        untrained starting model (``kit.evaluation.rows``)."""
+        outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
+        labels, study_task, pairs = {STARTING: STARTING}, {}, []
+        for task in self.p.tasks:
+            runs = [self.suite_outputs(*job) for job in self.task_runs(task)]
+            for condition in CONDITIONS:
+                row = suite_row(task, condition)
+                outputs[row] = [r[condition] for r in runs]
+                labels[row] = f"{condition} ({TASKS[task].short})"
+                study_task[row] = task
+            gold = suite_row(task, CONDITIONS[0])
+            pairs += [(gold, STARTING), *((suite_row(task, c), gold) for c in CONDITIONS[1:])]
+        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, labels)
+        left_out = self.left_out()
+        dropped = [study_task.get(row) in left_out.get(t, ()) for t, row in zip(compared.task, compared.row)]
+        return SuiteReport(
+            compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True),
+            self.suite_tasks,
+            "augmented_sbert",
+            SELECTED_ON,
+            left_out=left_out,
+        )
 
     def describe(self) -> str:
         """What this run uses (Markdown), stating substitutes plainly."""
@@ -383,8 +550,10 @@ class Study(StudyBase):
         return f"{size} MedNLI training pairs from `{p.mednli_path}`, scored on the official test file."
 
     def verdict(self, results: pd.DataFrame) -> str:
-        """Per task, computed from the results (Markdown): each silver set against gold as paired
-        differences over the same (split, seed) runs, and the labeller against the gold bi-encoder."""
+        """Per task, computed from the results (Markdown): the conditions' means, each silver set minus gold
+        as the mean of paired differences over the same (split, seed) runs, and the labeller's score.
+        Whether a silver set differs from gold beyond the noise is the suite's to say, with its intervals
+        (``suite_report``)."""
         lines = []
         for task in self.p.tasks:
             r = results[results.task == task]
@@ -394,15 +563,8 @@ class Study(StudyBase):
             parts = []
             for c in CONDITIONS[1:]:
                 d = (wide[c] - wide["gold"]).to_numpy()
-                call = (
-                    "better in every run"
-                    if (d > 0).all()
-                    else "worse in every run"
-                    if (d < 0).all()
-                    else f"better in {(d > 0).sum()} of {len(d)} runs: no consistent effect"
-                )
-                spread = f", std {d.std(ddof=1):.2f}" if len(d) > 1 else ""
-                parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f} ({call}{spread})")
+                spread = f" (std {d.std(ddof=1):.2f})" if len(d) > 1 else ""
+                parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f}{spread}")
             ce = mean["cross-encoder"]
             if TASKS[task].kind == "nli":
                 majority = (
@@ -414,8 +576,8 @@ class Study(StudyBase):
                         "learned at this budget, so this column cannot show an effect of silver data**"
                     )
             lines.append(
-                f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, paired over "
-                f"{len(wide)} run(s): "
+                f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, mean of "
+                f"{len(wide)} paired run(s): "
                 + "; ".join(parts)
                 + f". The labelling cross-encoder scores {ce:.2f}"
                 + (
@@ -424,27 +586,40 @@ class Study(StudyBase):
                     else "."
                 )
             )
+        lines.append(
+            "\nWhether a silver set differs from gold beyond the seed-to-seed and item-to-item noise is not read "
+            "off these means: the evaluation-suite section below compares them with paired intervals."
+        )
         return "\n".join(lines)
 
-    def record_results(self, record: RunRecord, results: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> Path:
-        """``results.json`` (per-run scores, tables, provenance, compute time) and ``results_table.txt``."""
+    def record_results(
+        self,
+        record: RunRecord,
+        results: pd.DataFrame,
+        tables: dict[str, pd.DataFrame],
+        suite: SuiteReport | None = None,
+    ) -> Path:
+        """``results.json`` (per-run scores, tables, the suite's comparisons, provenance, compute time) and
+        ``results_table.txt``. The headline's comparison is the suite's: the first task's semantic silver
+        against its gold, on the suite task with the same test pairs when it is a headline task."""
         first = self.p.tasks[0]
         means = results.groupby(["task", "condition"]).score.mean()
+        comparison = None
+        if suite is not None:
+            row, own = suite_row(first, CONDITIONS[2]), TASKS[first].suite_task
+            headline = [t.name for t in suite.headline_tasks()]
+            comparison = (suite.comparison(row, own) if own in headline else None) or suite.comparison(row)
         return self.write_record(
             record,
-            tables,
-            metrics={"per_run": results.to_dict("records"), "mean": {f"{t} / {c}": v for (t, c), v in means.items()}},
+            {**tables, **suite.tables()} if suite else tables,
+            metrics={
+                "per_run": results.to_dict("records"),
+                "mean": {f"{t} / {c}": v for (t, c), v in means.items()},
+                "suite": None if suite is None else suite.record(),
+            },
             headline={
                 "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
                 "value": float(means[(first, CONDITIONS[2])]),
-                "comparison": compare_rows(
-                    results[results.task == first],
-                    CONDITIONS[2],
-                    CONDITIONS[0],
-                    "score",
-                    "condition",
-                    ("split", "seed"),
-                    1,
-                ),
+                "comparison": comparison,
             },
         )

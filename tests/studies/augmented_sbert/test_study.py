@@ -1,12 +1,18 @@
-"""Study 2's tasks and tables, without training (the notebook smoke run trains)."""
+"""Study 2's tasks and tables, without training (the notebook smoke run trains), and one tiny run scored
+on the evaluation suite."""
+
+import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from kit.evaluation.rows import load_outputs, score_run
+from kit.evaluation.sts import BIOSSES_TEST
 from kit.params import ParameterError
+from kit.studies.augmented_sbert.method import CONDITIONS
 from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
-from kit.studies.augmented_sbert.study import STARTING, Study
+from kit.studies.augmented_sbert.study import STARTING, Study, suite_file, suite_row
 
 
 @pytest.fixture
@@ -66,6 +72,8 @@ def test_pubmed_sentences_extend_the_pool_of_sts_tasks_only(tmp_path):
         ({"folds": 1}, "folds"),
         ({"top_k": 0}, "top_k"),
         ({"seeds": []}, "seeds"),
+        ({"suite": []}, "suite"),
+        ({"suite": ["cmedqq-test"]}, "not English"),
     ],
 )
 def test_bad_parameters_fail_before_any_work(values, message):
@@ -113,7 +121,76 @@ def test_table_pools_folds_and_seeds_and_verdict_pairs_runs(tmp_path):
     gold = results[results.condition == "gold"].score
     assert table["gold"] == f"{gold.mean():.2f} ± {gold.std(ddof=1):.2f}"
     text = study.verdict(results)
-    assert "random silver -10.00 (worse in every run" in text
-    assert "semantic silver -0.50 (better in 2 of 4 runs: no consistent effect" in text
+    assert "Silver minus gold, mean of 4 paired run(s): random silver -10.00 (std 0.00)" in text
+    assert "semantic silver -0.50 (std 1.73)" in text  # +1, +1, -2, -2: no call by eye, the suite decides
+    assert "evaluation-suite section" in text and "every run" not in text and "consistent" not in text
     assert "starting model 75.00" in text and "below the gold bi-encoder" in text
     assert np.isclose(results[results.condition == "gold + semantic silver"].score.mean() - gold.mean(), -0.5)
+
+
+def test_the_suite_enters_the_run_folder(tmp_path):
+    def folder(suite):
+        params = AugSBERTParams.from_dict({"model": "tiny-random-bert", "suite": suite})
+        return Study(params, tmp_path)._run_dir("biosses_blurb", 0, 0)
+
+    assert folder(["biosses-test"]) != folder(["biosses-test", "rqe-test"])
+
+
+def test_rows_that_trained_on_a_suite_tasks_pairs_are_left_out_of_it(tmp_path):
+    """Every k-fold bi-encoder trains on BIOSSES test pairs (each fold on 80 of the 100 pairs): its rows are
+    left out of biosses-test; biosses-all, declared as study 2's training data, keeps them (reported apart)."""
+    params = AugSBERTParams.from_dict(
+        {"model": "tiny-random-bert", "tasks": ["biosses_kfold"], "suite": ["biosses-all", "biosses-test"]}
+    )
+    assert Study(params, tmp_path).left_out() == {"biosses-test": ["biosses_kfold"]}
+
+
+def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tmp_path):
+    """One tiny run: each condition's final bi-encoder has its own suite outputs in the run folder (the saved
+    gold model gives them again); the report compares each silver condition with gold and gold with the
+    starting model, with paired intervals; a condition whose outputs are gold's differs by exactly zero."""
+    params = AugSBERTParams.from_dict(
+        {
+            "model": "tiny-random-bert",
+            "tasks": ["biosses_blurb"],
+            "seeds": [0],
+            "epochs": 1,
+            "batch_size": 8,
+            "max_length": 32,
+            "cross_epochs": 1,
+            "suite": ["biosses-test", "rqe-test"],
+        }
+    )
+    study = Study(params, tmp_path)
+    study.run("biosses_blurb", 0, 0)
+    run_dir = study._run_dir("biosses_blurb", 0, 0)
+    saved = {c: load_outputs(run_dir / suite_file(c)) for c in CONDITIONS}
+    assert all(set(outputs) == {"biosses-test", "rqe-test"} for outputs in saved.values())
+    assert not np.array_equal(saved["gold"]["rqe-test"]["ap"], saved["gold + semantic silver"]["rqe-test"]["ap"])
+
+    from sentence_transformers import SentenceTransformer
+
+    gold = SentenceTransformer(str(study.models_dir("biosses_blurb") / "gold"), device="cpu")
+    again = score_run(lambda texts: gold.encode(texts, convert_to_numpy=True), [BIOSSES_TEST])
+    np.testing.assert_allclose(again["biosses-test"]["spearman"], saved["gold"]["biosses-test"]["spearman"])
+
+    report = study.suite_report()
+    assert [t.name for t in report.headline_tasks()] == ["biosses-test", "rqe-test"] and report.left_out == {}
+    lines = report.compared.set_index(["task", "row"])
+    for task in ("biosses-test", "rqe-test"):
+        assert lines.loc[(task, suite_row("biosses_blurb", "gold"))].baseline == STARTING
+        for condition in CONDITIONS[1:]:
+            line = lines.loc[(task, suite_row("biosses_blurb", condition))]
+            assert line.baseline == suite_row("biosses_blurb", "gold") and line.low <= line.difference <= line.high
+    assert report.comparison(suite_row("biosses_blurb", "gold + semantic silver"), "rqe-test").startswith(
+        "gold + semantic silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): "
+    )
+    assert "no data: study 2 selects no checkpoint" in report.about() and report.record()["left_out"] == {}
+
+    shutil.copy(run_dir / suite_file("gold"), run_dir / suite_file("gold + random silver"))
+    same = study.suite_report()
+    for task in ("biosses-test", "rqe-test"):
+        line = same.compared.set_index(["task", "row"]).loc[(task, suite_row("biosses_blurb", "gold + random silver"))]
+        assert line.difference == line.low == line.high == 0 and not line.significant
+    same_output = "gold + random silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): the same output on every item"
+    assert same_output in same.verdict()
