@@ -7,7 +7,16 @@ from typing import Literal
 
 from kit.core.models import hidden_size
 from kit.data import load_disease_ontology, load_pubmed_sentences, load_sts_tsv
-from kit.params import ContrastiveTrainingParams, ParameterError, biosses_param, data_param, param
+from kit.params import (
+    ContrastiveTrainingParams,
+    ParameterError,
+    biosses_param,
+    data_param,
+    param,
+    save_models_param,
+    selection_param,
+    suite_param,
+)
 
 
 @dataclass(frozen=True)
@@ -106,9 +115,19 @@ class MedSEParams(ContrastiveTrainingParams):
     medsts_path: str | None = data_param(
         "your MedSTS / ClinicalSTS file (credentialed): adds a MedSTS column", load_sts_tsv, shared=False
     )
+    suite: list[str] = suite_param(["biosses-all", "biosses-test", "rqe-test"])
+    select_on: list[str] = selection_param("BIOSSES dev (16 pairs)")
+    save_models: bool = save_models_param()
 
     def validate(self) -> None:
         super().validate()
+        from kit.evaluation.tasks import select
+
+        for key in ("suite", "select_on"):
+            names = [n for n in getattr(self, key) if n != "dev"]
+            other = [t.name for t in select(names) if t.language != "en"] if names else []
+            if other:
+                raise ParameterError(f"parameter '{key}': {other} are not English tasks (the study is English)")
         if self.train_size < self.batch_size:
             raise ParameterError(
                 f"parameter 'train_size': {self.train_size} sentences are fewer than one batch "

@@ -4,6 +4,10 @@ trained and cached, the entity-centric evaluation view, the report's tables and 
 Rows: the starting model with each pooler, with and without whitening (no training); SimCSE;
 contrastive tension; ConSERT token cutoff / token shuffle; MED-SE. Every trained row uses the
 same training mixture (S_ent plus a share of S_none), seeds, steps and checkpoint policy.
+
+Every table run also scores the evaluation suite (``suite``, ``kit.evaluation``) with the embeddings its
+row reports (a whitening row's whitened vectors, a trained row's selected checkpoint) and keeps the item
+outputs; ``suite_report`` compares each row with its baseline row (``baseline_of``) by paired bootstrap.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, S
 from kit.core.train import TrainConfig, train_contrastive
 from kit.core.whitening import Whitening
 from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
+from kit.evaluation import rows as suite_rows
+from kit.evaluation.embeddings import Embedder
 from kit.report.record import RunRecord
 from kit.report.tables import summarize
 from kit.studies.medse_entity_definitions.linking import (
@@ -34,7 +40,7 @@ from kit.studies.medse_entity_definitions.linking import (
 )
 from kit.studies.medse_entity_definitions.method import DefinitionEncoder, MedSEObjective, training_mixture
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
-from kit.study import StudyBase, best_row, compare_rows, seed_spread
+from kit.study import SUITE_FILE, StudyBase, best_row, seed_spread
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
 
@@ -144,9 +150,8 @@ class Study(StudyBase):
             "Alignment over pairs with gold >= 4, uniformity over all sentences (L2-normalised, alpha 2, t 2).\n\n"
             f"**Training** (every trained row): {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length "
             f"{p.max_length}, "
-            f"temperature {p.temperature}, seeds {p.seeds}; the checkpoint with the best BIOSSES dev Spearman (16 "
-            "pairs, "
-            f"evaluated every {p.eval_every} steps) is kept. MED-SE: lambda {p.lam}, entity encoder "
+            f"temperature {p.temperature}, seeds {p.seeds}; evaluated every {p.eval_every} steps, the checkpoint that "
+            f"scores best on {self.selected_on(self.own_dev_words)} is kept. MED-SE: lambda {p.lam}, entity encoder "
             f"`{p.entity_encoder}`, "
             f"entity temperature {p.entity_temperature}, definition encoder "
             f"{'trained' if p.definition_trainable else 'frozen'} "
@@ -156,6 +161,11 @@ class Study(StudyBase):
         )
 
     # ---- evaluation ----------------------------------------------------------------
+    @property
+    def own_dev_words(self) -> str:
+        """The study's own checkpoint-selection split in words (``select_on``'s ``dev``)."""
+        return f"BIOSSES dev Spearman ({len(self.sts.subset('dev'))} pairs)"
+
     def evaluate(self, encoder: Encoder, whitening: Whitening | None = None) -> dict[str, float]:
         """BIOSSES Spearman (dev, test, all, entity-centric view), alignment and uniformity, and
         the MedSTS Spearman when a local file is given."""
@@ -176,6 +186,21 @@ class Study(StudyBase):
         if self.medsts is not None:
             out["spearman_medsts"] = embed(self.medsts).spearman("all")
         return out
+
+    def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
+        """``evaluate`` during training, with the selection columns (``StudyBase.selection``)."""
+        metrics = self.evaluate(encoder)
+        return {**metrics, **self.selection(encoder, metrics["spearman_dev"])}
+
+    def _score_suite(self, encoder: Encoder, whitening: Whitening | None, run_dir: Path) -> None:
+        """The run's suite outputs (``SUITE_FILE``) from the embeddings its row reports: the encoder's, or
+        for a whitening row the whitened ones."""
+        if whitening is None:
+            self.score_suite(encoder, run_dir)
+            return
+        embed = Embedder.from_encoder(encoder, run_dir.name)
+        outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
+        suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
     def whitening(self, encoder: Encoder) -> Whitening:
         rng = np.random.default_rng(self.p.corpus_seed + 1)
@@ -201,6 +226,34 @@ class Study(StudyBase):
             encoder, config, mentions, bank, self.p.entity_encoder, lam, self.p.entity_temperature, dedup
         )
 
+    def main_variant(self, row: Row) -> dict:
+        """The variant of ``row``'s table runs (the main settings); sweeps vary it."""
+        p = self.p
+        if row.kind == "zero_shot":
+            return {}
+        if row.kind != "medse":
+            return {"none_share": p.none_share}
+        return {"none_share": p.none_share, "lam": p.lam, "dedup": p.dedup}
+
+    def scores_suite(self, row: Row, variant: dict) -> bool:
+        """Runs at the main settings score the suite (every table run, and a sweep's run at the main setting,
+        which is the same run); the other sweep runs do not."""
+        return variant == self.main_variant(row)
+
+    def saves_model(self, row: Row, seed: int, variant: dict) -> bool:
+        """``save_models``: the first seed of every trained table row."""
+        return (
+            self.p.save_models
+            and row.kind != "zero_shot"
+            and row.name in self.p.rows
+            and seed == self.p.seeds[0]
+            and self.scores_suite(row, variant)
+        )
+
+    def _table_run_dir(self, name: str, seed: int) -> Path:
+        """The folder of a table run (``name`` at ``seed``, main settings)."""
+        return self._run_dir(ROWS[name], seed, self.main_variant(ROWS[name]))
+
     def _run_dir(self, row: Row, seed: int, variant: dict) -> Path:
         p = self.p
         settings = {
@@ -209,12 +262,16 @@ class Study(StudyBase):
             "model": p.model,
             "variant": variant,
             "sampling": [p.corpus_seed, p.train_size],
+            "suite": p.suite if self.scores_suite(row, variant) else None,
         }
         if row.kind == "zero_shot":
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
         else:
             settings["train"] = asdict(p.train_config(seed))
             settings["pooler"] = p.pooler
+            settings["select_on"] = p.select_on  # zero-shot runs select no checkpoint: their keys stay
+            if self.saves_model(row, seed, variant):
+                settings["save_model"] = True  # only then, so that other runs keep their keys
             if row.kind == "medse":
                 settings["medse"] = [
                     p.entity_encoder,
@@ -247,9 +304,10 @@ class Study(StudyBase):
 
         def compute() -> dict:
             encoder = Encoder.from_pretrained(p.model, row.pooler or p.pooler, seed=seed)
-            history = None
+            history, whitening = None, None
             if row.kind == "zero_shot":
-                metrics = self.evaluate(encoder, self.whitening(encoder) if row.whitening else None)
+                whitening = self.whitening(encoder) if row.whitening else None
+                metrics = self.evaluate(encoder, whitening)
             else:
                 config = p.train_config(seed)
                 rows = self.mixture(variant["none_share"])
@@ -260,13 +318,18 @@ class Study(StudyBase):
                     encoder,
                     [self.sentences[r] for r in rows],
                     config,
-                    self.evaluate,
+                    self._dev_evaluator,
                     run_dir=run_dir,
                     desc=self.run_label(row_name, seed, none_share, lam, dedup),
                     objective=objective,
+                    selection_metric="selection",
                 )
                 metrics = self.evaluate(encoder)
                 history = asdict(history)
+            if self.scores_suite(row, variant):
+                self._score_suite(encoder, whitening, run_dir)
+            if self.saves_model(row, seed, variant):
+                self.save_model(encoder, row_name)
             return {
                 "row": row_name,
                 "label": row.label,
@@ -294,12 +357,14 @@ class Study(StudyBase):
     def trained_rows(self) -> list[str]:
         return [name for name in self.p.rows if ROWS[name].kind != "zero_shot"]
 
+    def _row_seeds(self) -> dict[str, list[int]]:
+        """Each table row's seeds (one for a zero-shot row: it is deterministic)."""
+        return {
+            name: list(self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1]) for name in self.p.rows
+        }
+
     def _table_runs(self) -> list[tuple[str, int]]:
-        return [
-            (name, seed)
-            for name in self.p.rows
-            for seed in (self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1])
-        ]
+        return [(name, seed) for name, seeds in self._row_seeds().items() for seed in seeds]
 
     def _sweep_runs(self, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
         """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
@@ -356,35 +421,10 @@ class Study(StudyBase):
         return summarize(sweep.assign(method=name, label=name), ("spearman_test", "spearman_all", "spearman_entity"))
 
     def verdict(self, results: pd.DataFrame) -> str:
-        """MED-SE against SimCSE, paired by seed, and the ordering of all rows (Markdown)."""
-        means = results.groupby("method", sort=False)[["spearman_all", "spearman_test", "spearman_entity"]].mean() * 100
-        order = " > ".join(
-            f"{ROWS[m].label} {v:.2f}" for m, v in means.spearman_all.sort_values(ascending=False).items()
-        )
-        lines = [f"- BIOSSES all-pairs Spearman, highest first: {order}."]
-        if {"medse", "simcse"} <= set(results.method):
-            a = results[results.method == "medse"].set_index("seed")
-            b = results[results.method == "simcse"].set_index("seed")
-            d = (
-                a[["spearman_all", "spearman_test", "spearman_entity"]]
-                - b[["spearman_all", "spearman_test", "spearman_entity"]]
-            ) * 100
-            wins = int((d.spearman_all > 0).sum())
-            lines.append(
-                f"- MED-SE minus SimCSE, paired over {len(d)} seed(s): all pairs {d.spearman_all.mean():+.2f}, test "
-                f"{d.spearman_test.mean():+.2f}, entity-centric view {d.spearman_entity.mean():+.2f}; MED-SE higher on "
-                "all "
-                f"pairs in {wins} of {len(d)} seeds. The paper: MED-SE 0.767 vs SimCSE 0.730 on MedSTS test."
-            )
-        for name, row in ROWS.items():
-            white = f"{name}_whitening"
-            if row.kind == "zero_shot" and not row.whitening and {name, white} <= set(means.index):
-                lines.append(
-                    f"- Whitening on the `{name}` pooler: all pairs {means.loc[name, 'spearman_all']:.2f} -> "
-                    f"{means.loc[white, 'spearman_all']:.2f}, entity-centric view "
-                    f"{means.loc[name, 'spearman_entity']:.2f} -> "
-                    f"{means.loc[white, 'spearman_entity']:.2f}."
-                )
+        """What the table alone can say (Markdown): MED-SE's entity loss over training and the seed-to-seed
+        spread. Whether one row beats another is the suite section's to say, with its paired intervals
+        (``suite_report``)."""
+        lines = []
         if "medse" in set(results.method):
             h = self.histories()
             h = h[(h.method == "medse") & (h.step > 0)]
@@ -397,30 +437,70 @@ class Study(StudyBase):
         lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
         return "\n".join(lines)
 
+    # ---- the evaluation suite ------------------------------------------------------------
+    @property
+    def starting_row(self) -> str:
+        """The zero-shot row that pools as the trained rows do (no whitening): their starting point."""
+        return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
+
+    def baseline_of(self, name: str) -> str | None:
+        """The row each row is compared with: MED-SE with SimCSE, the paper's comparison (the same objective
+        without the entity loss; the starting model when SimCSE is not in the table); SimCSE, contrastive
+        tension and ConSERT, the paper's unsupervised baselines, with the starting model pooled as they are
+        (``starting_row``: what the objective adds); a whitening row with its pooler without whitening.
+        None: no such row in the table (the other pooling rows are shown without a comparison)."""
+        row, rows = ROWS[name], self.p.rows
+        if row.kind == "zero_shot":
+            plain = name.removesuffix("_whitening")
+            return plain if row.whitening and plain in rows else None
+        if row.kind == "medse" and "simcse" in rows:
+            return "simcse"
+        return self.starting_row if self.starting_row in rows else None
+
+    def suite_report(self) -> suite_rows.SuiteReport:
+        """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
+        outputs = {
+            name: [self.suite_outputs(self._table_run_dir(name, seed), lambda: self.run(name, seed)) for seed in seeds]
+            for name, seeds in self._row_seeds().items()
+        }
+        pairs = [(name, self.baseline_of(name)) for name in outputs if self.baseline_of(name)]
+        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, {n: ROWS[n].label for n in outputs})
+        dev = self.sts.subset("dev")
+        return suite_rows.SuiteReport(
+            compared,
+            self.suite_tasks,
+            "medse_entity_definitions",
+            self.selected_on(self.own_dev_words),
+            self.selection_texts(dev.sentence1 + dev.sentence2),
+        )
+
     def record_results(
-        self, record: RunRecord, results: pd.DataFrame, sweeps: dict[str, pd.DataFrame], tables: dict[str, pd.DataFrame]
+        self,
+        record: RunRecord,
+        results: pd.DataFrame,
+        sweeps: dict[str, pd.DataFrame],
+        tables: dict[str, pd.DataFrame],
+        suite: suite_rows.SuiteReport | None = None,
     ) -> Path:
-        """``results.json`` (per-seed metrics, sweeps, histories, tables, provenance) and ``results_table.txt``."""
+        """``results.json`` (per-seed metrics, sweeps, histories, tables, the suite's comparisons, provenance)
+        and ``results_table.txt``; the headline's comparison is the suite's (``SuiteReport.comparison``)."""
         trained = self.trained_rows()
         head = "medse" if "medse" in set(results.method) else best_row(results, "spearman_dev", trained or None)
         means = results.drop(columns=["label", "seed"]).groupby("method").mean()
         return self.write_record(
             record,
-            tables,
+            {**tables, **suite.tables()} if suite else tables,
             metrics={
                 "per_seed": results.to_dict("records"),
                 "mean": means.to_dict("index"),
                 "sweeps": {k: v.to_dict("records") for k, v in sweeps.items()},
                 "histories": self.histories().to_dict("records") if trained else [],
+                "suite": None if suite is None else suite.record(),
             },
             headline={
                 "name": f"BIOSSES all-pairs Spearman x100 ({ROWS[head].label})",
                 "value": float(means.loc[head, "spearman_all"] * 100),
-                "comparison": compare_rows(
-                    results, head, "simcse", "spearman_all", names={k: r.label for k, r in ROWS.items()}
-                )
-                if head != "simcse" and "simcse" in means.index
-                else None,
+                "comparison": suite.comparison(head) if suite else None,
             },
             entity_pairs=len(self.entity_pairs),
         )

@@ -1,0 +1,131 @@
+"""Study 4's runs on the evaluation suite: run keys, checkpoint selection, the whitened rows' outputs, the
+suite report's pairs and groups, and saved models (short trainings of the tiny random model)."""
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from kit.core.models import Encoder
+from kit.evaluation.embeddings import Embedder
+from kit.evaluation.rows import load_outputs, score_run
+from kit.evaluation.sts import BIOSSES_ALL
+from kit.studies.medse_entity_definitions import Params, Study
+from kit.studies.medse_entity_definitions.params import ROWS
+from kit.study import SUITE_FILE
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, pubmed) -> str:
+    """600 PubMed sentences (about 120 with a linked disease): linking them takes a second."""
+    path = tmp_path_factory.mktemp("corpus") / "sentences.txt"
+    path.write_text("\n".join(pubmed[:600]) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def params(corpus: str, **change) -> Params:
+    return Params.from_dict(
+        {
+            "model": "tiny-random-bert",
+            "pooler": "mean",
+            "rows": ["mean", "mean_whitening", "simcse", "medse"],
+            "seeds": [0],
+            "steps": 2,
+            "eval_every": 1,
+            "batch_size": 8,
+            "train_size": 64,
+            "whitening_sentences": 100,
+            "corpus_path": corpus,
+            **change,
+        }
+    )
+
+
+def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_path, corpus):
+    """``suite`` changes every table run's key (not a sweep run's away from the main settings), ``select_on``
+    every trained run's (not a zero-shot run's: it selects nothing), ``save_models`` only the saved runs'."""
+    reference = Study(params(corpus), tmp_path)
+
+    def folders(**change):
+        study = Study(params(corpus, **change), tmp_path) if change else reference
+        return {
+            "table medse": study._table_run_dir("medse", 0),
+            "table simcse seed 1": study._run_dir(ROWS["simcse"], 1, study.main_variant(ROWS["simcse"])),
+            "zero-shot": study._table_run_dir("mean_whitening", 0),
+            "sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.1, "lam": 1.0, "dedup": "replace"}),
+        }
+
+    base = folders()
+    changed = {
+        key: {k for k, v in folders(**{key: value}).items() if v != base[k]}
+        for key, value in {
+            "suite": ["biosses-all"],
+            "select_on": ["dev", "rqe-validation"],
+            "save_models": True,
+        }.items()
+    }
+    assert changed == {
+        "suite": {"table medse", "table simcse seed 1", "zero-shot"},
+        "select_on": {"table medse", "table simcse seed 1", "sweep medse"},
+        "save_models": {"table medse"},  # the first seed of a trained table row
+    }
+
+
+def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_path, corpus):
+    """``select_on`` a suite task: its main metric is the selection column; the suite report pairs MED-SE
+    with SimCSE, SimCSE with the starting model pooled as it is and the whitened row with its pooler, and
+    keeps the selection task apart from the headline; a whitening row's outputs are those of its whitened vectors;
+    ``save_models`` writes the selected model, whose vectors give the run's saved suite outputs."""
+    study = Study(
+        params(corpus, suite=["biosses-all", "rqe-validation"], select_on=["rqe-validation"], save_models=True),
+        tmp_path,
+    )
+    history = study.run("medse", 0)["history"]
+    assert history["selection_metric"] == "selection"
+    for row in history["rows"]:
+        assert row["selection"] == row["dev rqe-validation"]
+    best = max((r for r in history["rows"] if r["step"] > 0), key=lambda r: r["selection"])
+    assert history["best_step"] == best["step"]
+
+    report = study.suite_report()
+    groups = {title.split(" (")[0]: [t.name for t in tasks] for title, tasks in report.groups().items()}
+    assert groups == {
+        "headline tasks": ["biosses-all"],
+        "tasks that share texts with the checkpoint-selection data": ["rqe-validation"],
+    }
+    lines = report.compared.set_index(["task", "row"])
+    baselines = {row: lines.loc[("biosses-all", row)].baseline for row in study.p.rows}
+    assert {row: b if isinstance(b, str) else None for row, b in baselines.items()} == {
+        "mean": None,
+        "mean_whitening": "mean",
+        "simcse": "mean",
+        "medse": "simcse",
+    }
+    line = lines.loc[("biosses-all", "medse")]
+    assert line.low <= line.difference <= line.high
+    assert report.comparison("medse").startswith("MED-SE (SimCSE + entity-definition loss) vs SimCSE: ")
+    assert report.comparison("medse").endswith("(on biosses-all)") and report.comparison("mean") is None
+
+    start = Encoder.from_pretrained("tiny-random-bert", "mean")
+    whitening = study.whitening(start)
+    embed = Embedder.from_encoder(start, "starting model")  # the suite's batches: the random model's whitening
+    whitened = score_run(lambda texts: whitening(embed(texts)), [BIOSSES_ALL])  # is near-singular, sensitive
+    recorded = load_outputs(study._table_run_dir("mean_whitening", 0) / SUITE_FILE)["biosses-all"]["spearman"]
+    np.testing.assert_allclose(whitened["biosses-all"]["spearman"], recorded, atol=1e-5)
+    assert not np.allclose(score_run(embed, [BIOSSES_ALL])["biosses-all"]["spearman"], recorded, atol=1e-3)
+
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["medse", "simcse"]
+    saved = SentenceTransformer(str(tmp_path / "models" / "medse"), device="cpu")
+    again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
+    recorded = load_outputs(study._table_run_dir("medse", 0) / SUITE_FILE)
+    np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"], atol=1e-5)
+
+
+def test_suite_and_selection_tasks_must_be_english(corpus):
+    from kit.params import ParameterError
+
+    with pytest.raises(ParameterError, match=r"parameter 'suite': \['cmedqq-dev'\] are not English tasks"):
+        params(corpus, suite=["biosses-test", "cmedqq-dev"])
+    with pytest.raises(ParameterError, match="parameter 'select_on'"):
+        params(corpus, select_on=["cmedqq-dev"])
+    with pytest.raises(ParameterError, match="unknown value"):
+        params(corpus, suite=["medsts"])
