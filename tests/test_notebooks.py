@@ -99,6 +99,13 @@ def test_study_report_has_every_table_and_figure(reports):
     assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds
     iw = record["metrics"]["instance_weighting_effect"]
     assert iw["pairs"] > 0 and 0 <= iw["removed"] <= iw["pairs"] and "Instance weighting (phi 0.9) removed" in page
+    suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
+    assert suite["groups"]["headline tasks"] == ["biosses-test", "rqe-test"]
+    lines = [line for line in suite["lines"] if line["baseline"]]
+    assert len(lines) == 3 * len(record["parameters"]["suite"])
+    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    assert "Which differences are real" in page and "vs SimCSE (dropout views): " in page
+    assert "Evaluation suite, headline tasks" in (run / "results_table.txt").read_text(encoding="utf-8")
 
 
 def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
@@ -140,7 +147,9 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
         "gold + random silver",
         "gold + semantic silver",
         "the silver labeller",
-        "Silver minus gold, paired over",
+        "Silver minus gold, mean of",
+        "Which differences are real",
+        "vs gold (BIOSSES BLURB): ",
         "cross-encoder label",
         "never hold a self-pair",
         "reloaded",
@@ -161,6 +170,23 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
     saved = sorted(p.name for p in (run / "models" / "biosses_blurb").iterdir())
     assert saved == ["gold", "gold+random_silver", "gold+semantic_silver"]
     assert (run / "models" / "biosses_blurb" / "gold" / "modules.json").exists()  # sentence-transformers format
+    suite = record["metrics"]["suite"]  # every bi-encoder on every suite task, silver vs gold with intervals
+    assert suite["groups"] == {"headline tasks": ["biosses-test", "rqe-test"]}
+    assert "no checkpoint" in suite["selected_on"]
+    assert suite["left_out"] == {"biosses-test": ["biosses_kfold"]}  # each k-fold model trained on test pairs
+    lines = [line for line in suite["lines"] if line["baseline"]]
+    pairs = {(line["task"], line["row"], line["baseline"]) for line in lines}
+    for task, study_task in [("biosses-test", "biosses_blurb"), ("rqe-test", "biosses_kfold"), ("rqe-test", "rqe")]:
+        gold = f"{study_task}: gold"
+        assert (task, gold, "starting model (no training)") in pairs
+        assert {(task, f"{study_task}: gold + {s} silver", gold) for s in ("random", "semantic")} <= pairs
+    assert len(lines) == 3 * 2 + 3 * 3  # k-fold rows only on rqe-test
+    assert not any(line["task"] == "biosses-test" and line["row"].startswith("biosses_kfold") for line in lines)
+    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    comparison = record["headline"]["comparison"]
+    assert comparison.startswith("gold + semantic silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): ")
+    assert comparison.endswith("(on biosses-test)")
+    assert "Evaluation suite, headline tasks" in (run / "results_table.txt").read_text(encoding="utf-8")
 
 
 def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
@@ -175,7 +201,9 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
         "MeQSum has no official split",
         "Substitute",
         "gold FAQ",
-        "Test ROUGE-L, highest first",
+        "Which differences are real: ROUGE with paired intervals",
+        "The CHQ encoder of each row on the evaluation suite",
+        "+S+H+D (QFCL) vs baseline (cross-entropy only): ",
     )
     assert (run / "figures" / "similarity_curves.png").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
@@ -183,6 +211,24 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
     assert len(per_seed) == 4 * 2 and all(0 <= r["rougeL"] <= 100 for r in per_seed)
     epochs = [h for h in record["metrics"]["histories"] if h["row"] == "qfcl"]
     assert len(epochs) == 2 * 2 and all("chq_hard" in h and "loss_GH" in h for h in epochs)
+    rouge = record["metrics"]["rouge_comparison"]  # ROUGE per test question, paired over questions and seeds
+    assert rouge["groups"] == {"headline tasks": [f"meqsum-test-{m}" for m in ("rougeL", "rouge1", "rouge2")]}
+    means = {r: sum(s["rougeL"] for s in per_seed if s["row"] == r) / 2 for r in ("baseline", "qfcl")}
+    lines = {(line["task"], line["row"]): line for line in rouge["lines"]}
+    qfcl = lines[("meqsum-test-rougeL", "qfcl")]
+    assert qfcl["baseline"] == "baseline" and qfcl["items"] == 8 and qfcl["seeds"] == 2
+    assert abs(qfcl["difference"] - (means["qfcl"] - means["baseline"])) < 1e-9
+    assert record["headline"]["comparison"].startswith("+S+H+D (QFCL) vs baseline (cross-entropy only): ")
+    suite = record["metrics"]["suite"]  # every row's CHQ encoder on the suite tasks, MeQSum retrieval apart
+    assert suite["groups"] == {
+        "headline tasks": ["biosses-test", "rqe-test"],
+        "tasks whose data qfcl_summarization trains on (reported apart)": ["meqsum-chq-summary"],
+    }
+    compared = [line for line in suite["lines"] if line["baseline"]]
+    assert len(compared) == 3 * len(record["parameters"]["suite"])
+    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in compared)
+    assert all(len(list(folder.glob("suite.npz"))) == 1 for folder in (run / "runs").iterdir())
+    assert "CHQ encoder on the evaluation suite, headline tasks" in (run / "results_table.txt").read_text()
 
 
 def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(reports):
@@ -195,7 +241,8 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
         "contrastive tension",
         "ConSERT token cutoff",
         "ConSERT token shuffle",
-        "MED-SE minus SimCSE, paired over 2 seed(s)",
+        "Which differences are real",
+        "MED-SE (SimCSE + entity-definition loss) vs SimCSE: ",
         "top-10% entities",
         "Substitute",
     )
@@ -211,6 +258,30 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     }
     medse = [h for h in record["metrics"]["histories"] if h["method"] == "medse" and h["step"] > 0]
     assert medse and all(h["entity_loss"] > 0 for h in medse)
+    suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
+    assert suite["groups"] == {
+        "headline tasks": ["biosses-test", "rqe-test"],
+        "tasks that share texts with the checkpoint-selection data (reported apart)": ["biosses-all"],  # dev
+    }
+    baselines = {line["row"]: line["baseline"] for line in suite["lines"]}
+    assert baselines == {
+        "cls": None,
+        "mean_whitening": None,  # no row "mean" to compare it with
+        "simcse": "cls",  # the starting model pooled as the trained rows are
+        "ct": "cls",
+        "consert_cutoff": "cls",
+        "consert_shuffle": "cls",
+        "medse": "simcse",
+    }
+    lines = [line for line in suite["lines"] if line["baseline"]]
+    assert len(lines) == 5 * len(record["parameters"]["suite"])
+    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    comparison = record["headline"]["comparison"]
+    assert comparison.startswith("MED-SE (SimCSE + entity-definition loss) vs SimCSE: ")
+    assert comparison.endswith("(on rqe-test)")  # the headline task with the most items
+    tables = record["tables"]  # the results table is the study's own, the suite's tables come beside it
+    assert "spearman_entity" in tables["BIOSSES: Spearman x100, alignment, uniformity"][0]
+    assert "Evaluation suite, headline tasks" in (run / "results_table.txt").read_text(encoding="utf-8")
 
 
 def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsys):
