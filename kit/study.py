@@ -187,20 +187,17 @@ class StudyBase:
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
     def suite_outputs(self, run_dir: Path, rerun: Callable[[], object]) -> suite_rows.RunOutputs:
-        """A finished run's suite outputs; when they are missing, damaged or lack a task of ``suite``, the
-        run's result is set aside and ``rerun()`` computes the run again."""
+        """A finished run's suite outputs; when they are missing, damaged, lack a task of ``suite`` or hold
+        another number of a task's items (its data changed), the run's result is set aside and ``rerun()``
+        computes the run again."""
         file = run_dir / SUITE_FILE
         try:
-            outputs = suite_rows.load_outputs(file)
-            missing = {t.name for t in self.suite_tasks} - set(outputs)
-            if missing:
-                raise ValueError(f"no outputs for {sorted(missing)}")
-            return outputs
+            return suite_rows.load_outputs(file, self.suite_tasks)
         except (OSError, ValueError, EOFError) as err:
             if (run_dir / "result.json").exists():
                 set_aside(run_dir / "result.json", f"its {SUITE_FILE} is unusable: {err}")
             rerun()
-            return suite_rows.load_outputs(file)
+            return suite_rows.load_outputs(file, self.suite_tasks)
 
     def save_model(self, encoder, row: str) -> Path:
         """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""

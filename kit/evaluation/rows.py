@@ -45,13 +45,20 @@ def save_outputs(path: Path, outputs: RunOutputs) -> Path:
     return write_atomic(Path(path), lambda tmp: np.savez(tmp, **arrays))
 
 
-def load_outputs(path: Path) -> RunOutputs:
-    """What ``save_outputs`` wrote (raises OSError / ValueError on a missing or damaged file)."""
+def load_outputs(path: Path, tasks: Sequence[Task] = ()) -> RunOutputs:
+    """What ``save_outputs`` wrote. Raises OSError / ValueError on a missing or damaged file, or when it
+    lacks one of ``tasks`` or holds another number of items than one has (saved before its data changed)."""
     out: RunOutputs = {}
     with np.load(path, allow_pickle=False) as data:
         for key in data.files:
             task, metric = key.split("/", 1)
             out.setdefault(task, {})[metric] = data[key]
+    missing = sorted({t.name for t in tasks} - set(out))
+    if missing:
+        raise ValueError(f"{Path(path).name} has no outputs for {missing}")
+    stale = [t.name for t in tasks if any(len(v) != t.items for v in out[t.name].values())]
+    if stale:
+        raise ValueError(f"{Path(path).name}: the outputs of {stale} are for another number of items than now")
     return out
 
 
@@ -155,7 +162,7 @@ def verdicts(compared: pd.DataFrame, task: str, digits: int = 1) -> list[str]:
             out.append(f"{line.method} vs {names[line.baseline]}: the same output on every item, no difference")
             continue
         verdict = (
-            ("better" if line.difference > 0 else "worse") + ", the interval excludes zero"
+            ("better" if line.low > 0 else "worse") + ", the interval excludes zero"  # its side of zero
             if line.significant
             else "not significant"
         )

@@ -43,6 +43,26 @@ def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
     np.testing.assert_array_equal(back[BIOSSES_TEST.name]["spearman"], outputs[BIOSSES_TEST.name]["spearman"])
 
 
+def test_outputs_saved_for_another_number_of_items_or_without_a_task_are_refused(tmp_path):
+    """A suite.npz written before a task's data changed must not be scored against other items' gold values."""
+    short = {BIOSSES_ALL.name: {"spearman": np.arange(15.0)}}
+    path = rows.save_outputs(tmp_path / "suite.npz", short)
+    with pytest.raises(ValueError, match="another number of items"):
+        rows.load_outputs(path, [BIOSSES_ALL])
+    with pytest.raises(ValueError, match="no outputs for"):
+        rows.load_outputs(path, [BIOSSES_TEST])
+    assert len(rows.load_outputs(path)[BIOSSES_ALL.name]["spearman"]) == 15  # read as saved without tasks
+
+
+def test_a_verdict_takes_its_direction_from_the_interval(compared):
+    """A percentile interval need not contain the point estimate: 'better' and 'worse' follow the interval."""
+    odd = compared.copy()
+    at = odd.row == "shuffled"
+    odd.loc[at, ["difference", "low", "high"]] = [-0.1, 0.2, 0.5]
+    line = rows.verdicts(odd, BIOSSES_ALL.name)[2]
+    assert "better, the interval excludes zero" in line
+
+
 def test_a_row_identical_to_its_baseline_differs_by_zero_and_a_shuffled_one_is_significantly_worse(compared):
     same = compared.set_index("row").loc["same"]
     assert (same.difference, same.low, same.high, same.p) == (0.0, 0.0, 0.0, 1.0) and not same.significant
