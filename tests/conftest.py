@@ -31,3 +31,26 @@ def tiny_encoder():
     from kit.core.models import Encoder
 
     return Encoder.from_pretrained("tiny-random-bert", "mean")
+
+
+@pytest.fixture
+def selected_on_rqe_validation():
+    """A check for a study run with ``suite: [biosses-all, rqe-validation]`` and ``select_on: [rqe-validation]``:
+    the run's history chose its checkpoint by that task's main metric, and the study's suite report keeps
+    the task apart from the headline. Returns the report."""
+
+    def check(study, history: dict):
+        assert history["selection_metric"] == "selection"
+        for row in history["rows"]:
+            assert row["selection"] == row["dev rqe-validation"]
+        best = max((r for r in history["rows"] if r["step"] > 0), key=lambda r: r["selection"])
+        assert history["best_step"] == best["step"]
+        report = study.suite_report()
+        groups = {title.split(" (")[0]: [t.name for t in tasks] for title, tasks in report.groups().items()}
+        assert groups == {
+            "headline tasks": ["biosses-all"],
+            "tasks that share texts with the checkpoint-selection data": ["rqe-validation"],
+        }
+        return report
+
+    return check

@@ -70,7 +70,7 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
     }
 
 
-def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_path, corpus):
+def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(selected_on_rqe_validation, tmp_path, corpus):
     """``select_on`` a suite task: its main metric is the selection column; the suite report pairs MED-SE
     with SimCSE, SimCSE with the starting model pooled as it is and the whitened row with its pooler, and
     keeps the selection task apart from the headline; a whitening row's outputs are those of its whitened vectors;
@@ -80,18 +80,7 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_pa
         tmp_path,
     )
     history = study.run("medse", 0)["history"]
-    assert history["selection_metric"] == "selection"
-    for row in history["rows"]:
-        assert row["selection"] == row["dev rqe-validation"]
-    best = max((r for r in history["rows"] if r["step"] > 0), key=lambda r: r["selection"])
-    assert history["best_step"] == best["step"]
-
-    report = study.suite_report()
-    groups = {title.split(" (")[0]: [t.name for t in tasks] for title, tasks in report.groups().items()}
-    assert groups == {
-        "headline tasks": ["biosses-all"],
-        "tasks that share texts with the checkpoint-selection data": ["rqe-validation"],
-    }
+    report = selected_on_rqe_validation(study, history)
     lines = report.compared.set_index(["task", "row"])
     baselines = {row: lines.loc[("biosses-all", row)].baseline for row in study.p.rows}
     assert {row: b if isinstance(b, str) else None for row, b in baselines.items()} == {

@@ -58,7 +58,7 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
         assert folder(**change) != reference, change
 
 
-def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_path):
+def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(selected_on_rqe_validation, tmp_path):
     """``select_on`` a suite task: its main metric is the selection column; the suite report keeps that task
     apart from the headline; ``save_models`` writes the selected model, whose vectors give the run's saved
     suite outputs."""
@@ -79,18 +79,7 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(tmp_pa
     )
     study = Study(params, tmp_path)
     history = study.run("simcse", 0)["history"]
-    assert history["selection_metric"] == "selection"
-    for row in history["rows"]:
-        assert row["selection"] == row["dev rqe-validation"]
-    best = max((r for r in history["rows"] if r["step"] > 0), key=lambda r: r["selection"])
-    assert history["best_step"] == best["step"]
-
-    report = study.suite_report()
-    groups = {title.split(" (")[0]: [t.name for t in tasks] for title, tasks in report.groups().items()}
-    assert groups == {
-        "headline tasks": ["biosses-all"],
-        "tasks that share texts with the checkpoint-selection data": ["rqe-validation"],
-    }
+    report = selected_on_rqe_validation(study, history)
     line = report.compared.set_index(["task", "row"]).loc[("biosses-all", "simcse")]
     assert line.baseline == "zero_shot" and line.low <= line.difference <= line.high
     assert report.comparison("simcse").startswith("SimCSE (dropout views) vs starting model (no training): ")
