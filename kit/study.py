@@ -28,7 +28,6 @@ from kit.core.files import set_aside, write_text_atomic
 from kit.core.models import model_fingerprint, resolve_model
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
-from kit.evaluation.intervals import comparison, paired_difference
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
@@ -219,29 +218,6 @@ class StudyBase:
             compute_seconds=round(sum(self.run_seconds.values()), 1),
             **extra,
         )
-
-
-def compare_rows(
-    results: pd.DataFrame,
-    row: str,
-    baseline: str,
-    metric: str,
-    by: str = "method",
-    units: tuple[str, ...] = ("seed",),
-    scale: float = 100.0,
-    names: dict[str, str] | None = None,
-) -> str:
-    """The comparison sentence of ``row`` against ``baseline`` (values of column ``by``) on ``metric`` x
-    ``scale``, paired by ``units`` (``kit.evaluation.intervals``); ``names`` label the rows."""
-
-    def scores(name: str) -> dict:
-        rows = results[results[by] == name]
-        return {tuple(r[u] for u in units): r[metric] * scale for _, r in rows.iterrows()}
-
-    names = names or {}
-    difference = paired_difference(scores(row), scores(baseline))
-    unit = "seeds" if units == ("seed",) else " x ".join(f"{u}s" for u in units)
-    return comparison(names.get(row, row), names.get(baseline, baseline), difference, unit)
 
 
 def best_row(results: pd.DataFrame, metric: str, rows: Iterable[str] | None = None) -> str:

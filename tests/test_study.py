@@ -79,19 +79,3 @@ def test_seed_spread_reads_the_range_of_the_per_row_std_or_says_there_is_none():
     text = seed_spread(results, "score", "the score")
     assert "ranges 1.41-3.54 points" in text
     assert "not measured" in seed_spread(results[results.method == "c"], "score", "the score")
-
-
-def test_rows_are_compared_paired_by_their_units_with_an_interval():
-    from kit.study import compare_rows
-
-    results = pd.DataFrame(
-        {
-            "condition": ["gold"] * 4 + ["silver"] * 4,
-            "split": [0, 0, 1, 1] * 2,
-            "seed": [0, 1] * 4,
-            "score": [50.0, 51.0, 49.0, 50.0, 52.0, 53.5, 51.0, 52.5],
-        }
-    )
-    sentence = compare_rows(results, "silver", "gold", "score", "condition", ("split", "seed"), scale=1)
-    assert sentence.startswith("silver vs gold: +2.2 [") and "paired over 4 splits x seeds" in sentence
-    assert sentence.endswith("excludes zero")

@@ -1,1 +1,2 @@
-"""Evaluation shared by every study: confidence intervals for the differences between methods."""
+"""Evaluation shared by every study and by ``python -m kit.evaluate``: the suite's declared tasks, bootstrap
+intervals for every score and paired intervals for the differences between methods."""

@@ -35,10 +35,28 @@ from typing import Protocol
 import numpy as np
 from scipy import stats
 
-from kit.evaluation.intervals import Difference
-
 SeedLike = int | Sequence[int]
 _DRAW_ELEMENTS = 2_000_000  # items drawn per chunk of replicates (the chunks depend only on the number of items)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference ``estimate`` between two models with its interval [``low``, ``high``] over ``n`` items."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    confidence: float = 0.95
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+    def __format__(self, spec: str) -> str:
+        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``."""
+        spec = spec or ".2f"
+        return f"{self.estimate:+{spec}} [{self.low:+{spec}}, {self.high:+{spec}}]".replace("-", "−")
 
 
 class Statistic(Protocol):

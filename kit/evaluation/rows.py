@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.files import write_atomic
-from kit.evaluation.bootstrap import ItemScores, bootstrap_interval, format_p, paired_bootstrap
+from kit.evaluation.bootstrap import Difference, ItemScores, bootstrap_interval, format_p, paired_bootstrap
 from kit.evaluation.suite import Embed, score_task
 from kit.evaluation.task import Task
 
@@ -122,8 +122,7 @@ def compare(
 
 
 def _difference(line, digits: int) -> str:
-    text = f"{line.difference:+.{digits}f} [{line.low:+.{digits}f}, {line.high:+.{digits}f}]"
-    return text.replace("-", "−")
+    return format(Difference(line.difference, line.low, line.high, line.items), f".{digits}f")
 
 
 def table(compared: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
@@ -232,7 +231,8 @@ class SuiteReport:
         return (
             f"Tasks: {described}. Scores x100 with 95% percentile bootstrap intervals over the task's items and "
             "the row's seeds; each row against its baseline (column `vs`): the paired difference (the same item "
-            "draws for both rows, seeds drawn together) with its interval, `*` where it excludes zero: the verdicts "
+            "draws for both rows; each draw resamples the seeds too, seed by seed when both rows have the same "
+            "seeds) with its interval, `*` where it excludes zero: the verdicts "
             "follow this interval. `p` is a paired permutation test over the items of the rows' seed-averaged "
             f"outputs (it ignores the seed-to-seed spread, so it can be small where the interval still includes "
             f"zero). Checkpoints were selected on {self.selected_on}.{smallest}"
