@@ -134,6 +134,22 @@ def selection_param(own_dev: str):
     )
 
 
+LANGUAGES = {"en": "English", "zh": "Chinese"}
+
+
+def check_task_languages(params: Params, language: str, keys: tuple[str, ...] = ("suite", "select_on")) -> None:
+    """Refuse suite tasks named in ``keys`` (``suite``, ``select_on``; its ``dev`` is the study's own split)
+    in another language than ``language``, the one the study's models read."""
+    from kit.evaluation.tasks import select
+
+    for key in keys:
+        names = [n for n in getattr(params, key) if n != "dev"]
+        other = [t.name for t in select(names) if t.language != language] if names else []
+        if other:
+            words = LANGUAGES[language]
+            raise ParameterError(f"parameter '{key}': {other} are not {words} tasks (the study's models read {words})")
+
+
 def save_models_param():
     """``save_models``: keep trained rows as sentence-transformers folders."""
     return param(

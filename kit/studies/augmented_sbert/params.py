@@ -7,9 +7,9 @@ from typing import Literal
 
 from kit.data import load_mednli, load_rqe
 from kit.params import (
-    ParameterError,
     Params,
     biosses_param,
+    check_task_languages,
     data_param,
     device_param,
     model_param,
@@ -99,11 +99,7 @@ class AugSBERTParams(Params):
     )
 
     def validate(self) -> None:
-        from kit.evaluation.tasks import select
-
-        other = [t.name for t in select(self.suite) if t.language != "en"]
-        if other:
-            raise ParameterError(f"parameter 'suite': {other} are not English tasks (study 2's models are English)")
+        check_task_languages(self, "en", ("suite",))
 
     def fit_config(self, seed: int) -> FitConfig:
         return FitConfig(

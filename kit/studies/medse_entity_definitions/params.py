@@ -11,6 +11,7 @@ from kit.params import (
     ContrastiveTrainingParams,
     ParameterError,
     biosses_param,
+    check_task_languages,
     data_param,
     param,
     save_models_param,
@@ -121,13 +122,7 @@ class MedSEParams(ContrastiveTrainingParams):
 
     def validate(self) -> None:
         super().validate()
-        from kit.evaluation.tasks import select
-
-        for key in ("suite", "select_on"):
-            names = [n for n in getattr(self, key) if n != "dev"]
-            other = [t.name for t in select(names) if t.language != "en"] if names else []
-            if other:
-                raise ParameterError(f"parameter '{key}': {other} are not English tasks (the study is English)")
+        check_task_languages(self, "en")
         if self.train_size < self.batch_size:
             raise ParameterError(
                 f"parameter 'train_size': {self.train_size} sentences are fewer than one batch "

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
-from kit.params import ParameterError, Params, device_param, model_param, param, suite_param
+from kit.params import ParameterError, Params, check_task_languages, device_param, model_param, param, suite_param
 from kit.studies.qfcl_summarization.objective import QFCLConfig
 from kit.studies.qfcl_summarization.train import Seq2SeqFit
 
@@ -68,11 +68,7 @@ class QFCLParams(Params):
     data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
 
     def validate(self) -> None:
-        from kit.evaluation.tasks import select
-
-        other = [t.name for t in select(self.suite) if t.language != "en"]
-        if other:
-            raise ParameterError(f"parameter 'suite': {other} are not English tasks (the summarizer reads English)")
+        check_task_languages(self, "en", ("suite",))
         if len(self.split_sizes) != 3:
             raise ParameterError(f"parameter 'split_sizes': three sizes (train, dev, test), got {self.split_sizes}")
         try:

@@ -12,6 +12,7 @@ from kit.params import (
     ContrastiveTrainingParams,
     ParameterError,
     biosses_param,
+    check_task_languages,
     data_param,
     param,
     save_models_param,
@@ -112,15 +113,9 @@ class SimCSEParams(ContrastiveTrainingParams):
     def validate(self) -> None:
         """Also fills in ``suite`` (None: ``DEFAULT_SUITE`` of the language), so the record names the tasks."""
         super().validate()
-        from kit.evaluation.tasks import select
-
         if self.suite is None:
             self.suite = list(self.DEFAULT_SUITE[self.language])
-        for key in ("suite", "select_on"):
-            names = [n for n in getattr(self, key) if n != "dev"]
-            other = [t.name for t in select(names) if t.language != self.language] if names else []
-            if other:
-                raise ParameterError(f"parameter '{key}': {other} are not {self.language} tasks")
+        check_task_languages(self, self.language)
         if not any(METHODS[r].trained for r in self.rows):
             raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
         if self.corpus_size is not None and self.corpus_size < self.batch_size:
