@@ -185,16 +185,18 @@ class StudyBase:
         outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name), self.suite_tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
-    def suite_outputs(self, run_dir: Path, rerun: Callable[[], object]) -> suite_rows.RunOutputs:
-        """A finished run's suite outputs; when they are missing, damaged, lack a task of ``suite`` or hold
-        another number of a task's items (its data changed), the run's result is set aside and ``rerun()``
-        computes the run again."""
-        file = run_dir / SUITE_FILE
+    def suite_outputs(
+        self, run_dir: Path, rerun: Callable[[], object], name: str = SUITE_FILE
+    ) -> suite_rows.RunOutputs:
+        """A finished run's suite outputs (its file ``name``); when they are missing, damaged, lack a task of
+        ``suite`` or hold another number of a task's items (its data changed), the run's result is set aside
+        and ``rerun()`` computes the run again."""
+        file = run_dir / name
         try:
             return suite_rows.load_outputs(file, self.suite_tasks)
         except (OSError, ValueError, EOFError) as err:
             if (run_dir / "result.json").exists():
-                set_aside(run_dir / "result.json", f"its {SUITE_FILE} is unusable: {err}")
+                set_aside(run_dir / "result.json", f"its {name} is unusable: {err}")
             rerun()
             return suite_rows.load_outputs(file, self.suite_tasks)
 

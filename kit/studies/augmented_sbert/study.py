@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.core.files import set_aside
 from kit.core.fingerprint import digest
 from kit.core.metrics import spearman
 from kit.core.progress import bar
@@ -419,23 +418,13 @@ class Study(StudyBase):
         return pd.DataFrame(rows)
 
     # ---- the evaluation suite (kit.evaluation) -----------------------------------
-    def suite_outputs(self, task: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
-        """A finished run's suite outputs per condition; when a file is missing, damaged, lacks a task of
-        ``suite`` or holds another number of a task's items, the run's result is set aside and the run
-        computed again."""
+    def condition_outputs(self, task: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
+        """A run's suite outputs per condition (``StudyBase.suite_outputs`` of each condition's file, which
+        computes the run again when one is unusable)."""
         run_dir = self._run_dir(task, split, seed)
         self.run(task, split, seed)
-
-        def load() -> dict[str, suite_rows.RunOutputs]:
-            return {c: suite_rows.load_outputs(run_dir / suite_file(c), self.suite_tasks) for c in CONDITIONS}
-
-        try:
-            return load()
-        except (OSError, ValueError, EOFError) as err:
-            if (run_dir / "result.json").exists():
-                set_aside(run_dir / "result.json", f"its suite outputs are unusable: {err}")
-            self.run(task, split, seed)
-            return load()
+        rerun = functools.partial(self.run, task, split, seed)
+        return {c: self.suite_outputs(run_dir, rerun, suite_file(c)) for c in CONDITIONS}
 
     def trains_on(self, task: str, pairs: set[Pair]) -> bool:
         """Whether a bi-encoder of ``task`` (any run) trained on one of ``pairs`` (unordered): a gold pair of
@@ -472,7 +461,7 @@ class Study(StudyBase):
         outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
         labels, study_task, pairs = {STARTING: STARTING}, {}, []
         for task in self.p.tasks:
-            runs = [self.suite_outputs(*job) for job in self.task_runs(task)]
+            runs = [self.condition_outputs(*job) for job in self.task_runs(task)]
             for condition in CONDITIONS:
                 row = suite_row(task, condition)
                 outputs[row] = [r[condition] for r in runs]
