@@ -4,6 +4,7 @@ TORCH ?= torch==2.13.0
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CLUSTER := $(VENV)/.cluster
 
 .PHONY: setup demo reports test lint bench lab clean
 
@@ -23,7 +24,12 @@ demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11
 reports: setup  ## the full CPU study and the explorer, then reports/index.html
 	$(BIN)/python -m kit.batch params/simcse_augmentations/cpu.yaml params/explore_augmentations
 
-test: setup  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
+# Ray is an optional extra (kit.batch --ray / --jobs N): the tests install it, make demo does not.
+$(CLUSTER): $(STAMP)
+	$(BIN)/pip install -q -e ".[dev,cluster]"
+	touch $(CLUSTER)
+
+test: setup $(CLUSTER)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
 	$(BIN)/python -m pytest
 
 lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)

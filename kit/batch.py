@@ -1,4 +1,4 @@
-"""Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR] [--jobs N]``.
+"""Batch runs: ``python -m kit.batch PARAM_FILES_OR_FOLDERS... [--reports DIR] [--jobs N] [--ray [ADDRESS]]``.
 
 Each YAML run file, ``params/<notebook>/<run>.yaml``, holds the parameters of one run of a notebook.
 Every file is validated first, before any notebook starts (keys, types, values, sizes that must fit
@@ -8,9 +8,9 @@ and the notebook is executed by papermill into ``reports/<notebook>/<run>/<noteb
 parameter set, finds them cached and is exported to ``report.html`` (code hidden) by nbconvert;
 ``reports/index.html`` is rewritten at the end. The console gets a line per training and per run,
 with the time remaining (``kit.report.progress``). A failing run does not stop the others; the
-command exits 1 and names the failures. ``--jobs N`` spreads each file's trainings over N processes,
-each pinned to one GPU (round-robin over the visible GPUs) or, without GPUs, to an equal share of the
-CPU threads, then executes N notebooks at once; every run still writes its own report folder.
+command exits 1 and names the failures. ``--jobs N`` (N > 1) and ``--ray [ADDRESS]`` run the trainings
+and then the notebooks as Ray tasks, N at once per machine, on a local cluster or the one at ADDRESS
+(``kit.cluster``); every run still writes its own report folder.
 
 The study of a notebook is the package ``kit.studies.<notebook>``: its ``Params`` declare the
 notebook's parameters and its ``Study`` (for notebooks that train) lists and computes the runs.
@@ -34,7 +34,9 @@ from pathlib import Path
 from types import ModuleType
 
 import kit.studies
+from kit.cluster import INSTALL, ClusterError, import_ray
 from kit.core.files import write_text_atomic
+from kit.core.progress import quiet_libraries
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
 from kit.report.index import RECORD_FILES, StudyAbout, headline, write_index
@@ -181,15 +183,6 @@ def execute(run: Run, reports: Path) -> Path:
     return html_file
 
 
-def job_environment(slot: int, jobs: int, gpus: int, cpus: int) -> dict[str, str]:
-    """Environment of the ``slot``-th concurrent run: one GPU each (round-robin) when there are GPUs,
-    else cpus // jobs threads each."""
-    if gpus:
-        return {"CUDA_VISIBLE_DEVICES": str(slot % gpus)}
-    threads = str(max(1, cpus // jobs))
-    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-
-
 def build_study(run: Run, reports: Path) -> Study | None:
     """The run file's study, or None for a notebook that trains nothing (the explorer)."""
     module = study_module(run.notebook)
@@ -198,14 +191,23 @@ def build_study(run: Run, reports: Path) -> Study | None:
     return module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
 
 
-def planned_runs(run: Run, reports: Path) -> list[tuple]:
-    """The trainings the run file's notebook will read; none when it trains nothing or when its study
-    cannot be built here (bad data found only now: its notebook meets the error and reports it in full)."""
+@dataclass
+class Plan:
+    """A run file's study and the trainings its notebook will read; no study when the notebook trains
+    nothing, or when its study cannot be built here (``broken``: bad data found only now; the notebook
+    meets the error and reports it in full)."""
+
+    study: Study | None
+    trainings: list[tuple]
+    broken: str | None = None
+
+
+def plan(run: Run, reports: Path) -> Plan:
     try:
         study = build_study(run, reports)
-    except Exception:
-        return []
-    return study.planned_runs() if study else []
+    except Exception as err:
+        return Plan(None, [], failure_reason(err))
+    return Plan(study, study.planned_runs() if study else [])
 
 
 def train(study: Study, planned: list[tuple], emit: Callable[[tuple], None]) -> None:
@@ -232,93 +234,26 @@ def _record(progress: BatchProgress, name: str, event: tuple) -> None:
         progress.trainings_skipped(left + 1)
 
 
-def _train_share(run: Run, reports: Path, share: list[tuple], env: dict[str, str], events) -> None:
-    """Worker process of ``train_ahead``: train ``share`` of the run file's planned runs, putting each
-    event on the ``events`` queue."""
-    os.environ.update({**env, "KIT_PROGRESS": "0"})  # before CUDA starts: the pinning holds
-    import torch
-
-    from kit.core.progress import quiet_libraries
-
-    quiet_libraries()
-    if "OMP_NUM_THREADS" in env:
-        torch.set_num_threads(int(env["OMP_NUM_THREADS"]))
-    train(build_study(run, reports), share, events.put)
-
-
-def train_ahead(run: Run, reports: Path, jobs: int, progress: BatchProgress) -> None:
-    """Train the run file's planned runs into its run cache before its notebook executes (which then
-    finds them cached), with a progress line per run: in this process when ``jobs`` is 1, else spread
-    over ``jobs`` pinned processes (one per slot, so each keeps its pinning)."""
-    import multiprocessing
-    import queue
-
-    import torch
-
-    from kit.core.progress import quiet_libraries
-
-    name = f"{run.notebook}/{run.name}"
-    try:
-        study = build_study(run, reports)
-    except Exception as err:
-        progress.line(f"{name}: its study cannot be built ({failure_reason(err)}); its notebook reports it in full")
-        return
-    if study is None:
-        return
-    planned = study.planned_runs()
-    if jobs == 1:
-        os.environ["KIT_PROGRESS"] = "0"
-        quiet_libraries()
-        train(study, planned, lambda event: _record(progress, name, event))
-        return
-    gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
-    context = multiprocessing.get_context("spawn")
-    events = context.Queue()
-    workers = [
-        context.Process(
-            target=_train_share,
-            args=(run, reports, planned[slot::jobs], job_environment(slot, jobs, gpus, cpus), events),
-        )
-        for slot in range(jobs)
-    ]
-    for w in workers:
-        w.start()
-    while any(w.is_alive() for w in workers) or not events.empty():
-        try:
-            _record(progress, name, events.get(timeout=0.2))
-        except queue.Empty:
-            pass
-    for w in workers:
-        w.join()
-        if w.exitcode:
-            progress.line(f"{name}: a training process exited with code {w.exitcode}; the notebook trains what is left")
-
-
-def _execute_pinned(run: Run, reports: Path, env: dict[str, str]) -> tuple[Path | None, float, Exception | None]:
-    """``execute`` in a fresh worker process whose environment (inherited by the kernel) pins it:
-    (report, seconds, None) or (None, seconds, the error)."""
-    os.environ.update(env)
-    t0 = time.monotonic()
-    try:
-        return execute(run, reports), time.monotonic() - t0, None
-    except Exception as err:
-        return None, time.monotonic() - t0, err
-
-
 def shown_path(path: Path) -> str:
     """``path`` relative to the working folder when it is inside it (shorter in logs), else absolute."""
     path = Path(path).resolve()
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
-    """Train every run file's planned runs and execute its notebook (``jobs`` at a time), with progress
-    lines (``kit.report.progress``); returns the failures, run name -> error."""
-    planned = [len(planned_runs(run, reports)) for run in runs]
-    progress = BatchProgress(len(runs), sum(planned))
+def execute_all(
+    runs: list[Run], reports: Path, jobs: int | None = None, ray_address: str | None = None
+) -> dict[str, str]:
+    """Train every run file's planned runs and execute its notebook, with progress lines
+    (``kit.report.progress``): in this process, run file by run file, when ``jobs`` is 1 or None and
+    ``ray_address`` is None; else as Ray tasks, ``jobs`` at once per machine (``kit.cluster``;
+    ``ray_address`` "" or None starts a local cluster). Returns the failures, run name -> error."""
+    plans = [plan(run, reports) for run in runs]
+    progress = BatchProgress(len(runs), sum(len(p.trainings) for p in plans))
     failures: dict[str, str] = {}
+    started = []  # when each run file's work began
 
-    def finished(run: Run, seconds: float, report_seconds: float, html: Path | None, err: Exception | None) -> None:
+    def finished(k: int, html: Path | None, report_seconds: float, err: Exception | None) -> None:
+        run, seconds = runs[k], time.monotonic() - started[k]
         name = f"{run.notebook}/{run.name}"
         if err is not None:  # one failing run must not stop the batch
             reason = str(err) if isinstance(err, RunFailed) else failure_reason(err)
@@ -331,45 +266,36 @@ def execute_all(runs: list[Run], reports: Path, jobs: int) -> dict[str, str]:
             print(table.read_text(encoding="utf-8"), flush=True)
         progress.run_finished(name, seconds, report_seconds, headline(run.report_dir(reports)), shown_path(html))
 
-    started = []  # when each run file's work began
-    for k, run in enumerate(runs):
-        started.append(time.monotonic())
-        progress.run_started(k + 1, f"{run.notebook}/{run.name}", planned[k], str(run.file))
-        train_ahead(run, reports, jobs, progress)
-        if jobs == 1:
+    if ray_address is None and (jobs or 1) == 1:
+        os.environ["KIT_PROGRESS"] = "0"
+        quiet_libraries()
+        for k, (run, p) in enumerate(zip(runs, plans)):
+            name = f"{run.notebook}/{run.name}"
+            started.append(time.monotonic())
+            progress.run_started(k + 1, name, len(p.trainings), str(run.file))
+            if p.broken:
+                progress.line(f"{name}: its study cannot be built ({p.broken}); its notebook reports it in full")
+            if p.study:  # trained ahead, in this process: the notebook then finds every run cached
+                train(p.study, p.trainings, lambda event: _record(progress, name, event))
             html, err, t0 = None, None, time.monotonic()
             try:
                 html = execute(run, reports)
             except Exception as e:
                 err = e
-            finished(run, time.monotonic() - started[k], time.monotonic() - t0, html, err)
-    if jobs > 1:
-        execute_in_processes(
-            runs,
-            reports,
-            jobs,
-            lambda k, html, seconds, err: finished(runs[k], time.monotonic() - started[k], seconds, html, err),
-        )
+            finished(k, html, time.monotonic() - t0, err)
+    else:
+        from kit import cluster
+
+        ray, share, shut_down = cluster.connect(ray_address or None, jobs)
+        try:
+            cluster.check_shared_filesystem(ray, reports)
+            started.extend(time.monotonic() for _ in runs)
+            cluster.sweep(ray, share, runs, plans, reports, progress, finished)
+        finally:
+            if shut_down:
+                ray.shutdown()
     progress.summary(len(failures))
     return failures
-
-
-def execute_in_processes(runs: list[Run], reports: Path, jobs: int, finished: Callable) -> None:
-    """Execute the notebooks ``jobs`` at a time, each in a pinned process; ``finished(k, html, seconds,
-    error)`` is called as each one ends."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    import torch
-
-    gpus, cpus = torch.cuda.device_count(), os.cpu_count() or 1
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {
-            pool.submit(_execute_pinned, run, reports, job_environment(k % jobs, jobs, gpus, cpus)): k
-            for k, run in enumerate(runs)
-        }
-        for future in as_completed(futures):
-            finished(futures[future], *future.result())
 
 
 def studies_about() -> dict[str, StudyAbout]:
@@ -402,8 +328,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--jobs",
         type=int,
-        default=1,
-        help="processes, each pinned to one GPU or a share of the CPUs: trainings of each run file, then notebooks",
+        help="runs at once on each machine, as Ray tasks (N > 1 starts a local Ray cluster), each with 1/N of "
+        "its CPUs and GPUs (a whole GPU at most); default 1 (in this process), with --ray one per GPU",
+    )
+    ap.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the trainings and notebooks as tasks on the Ray cluster at ADDRESS (host:port, ray://..., auto), "
+        f"or on a local one without ADDRESS; needs {INSTALL} and a filesystem that every node shares",
     )
     ap.add_argument(
         "--describe",
@@ -425,8 +359,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.paths:
         ap.error("give run files or folders (or --describe NOTEBOOK)")
-    if args.jobs < 1:
+    if args.ray and Path(args.ray).exists():  # `--ray FILE ...`: the file is a run file, the cluster local
+        args.paths, args.ray = [args.ray, *args.paths], ""
+    if args.jobs is not None and args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.ray is not None or (args.jobs or 1) > 1:
+        try:
+            import_ray()  # at once, before the run files are checked
+        except ClusterError as err:
+            ap.error(str(err))
     reports = Path(args.reports)
     if reports.exists() and not reports.is_dir():
         ap.error(f"--reports {reports} is a file; give a folder (it is created if missing)")
@@ -449,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"invalid: {message}", file=sys.stderr)
         return 2
 
-    failures = execute_all(runs, reports, args.jobs)
+    failures = execute_all(runs, reports, args.jobs, args.ray)
     index = write_index(reports, studies_about())
     print(f"[kit.batch] index: {index}")
     if failures:

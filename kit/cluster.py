@@ -1,0 +1,235 @@
+"""Planned runs as Ray tasks: ``python -m kit.batch FILES --ray [ADDRESS]``, and ``--jobs N`` on one machine.
+
+Every training a run file's notebook reads (its study's ``planned_runs``) is one Ray task, then every
+run file's notebook is one (papermill and nbconvert, as ``kit.batch.execute``), submitted as soon as its
+own trainings are done; the notebook finds its trainings in the run cache. Without an address the
+tasks run on a local Ray cluster started for the sweep, so ``--jobs N`` and ``--ray`` are one scheduling
+path; ``--jobs 1`` without ``--ray`` stays in-process and needs no Ray (``make demo``).
+
+**Resources.** ``--jobs N`` is the number of runs at once on each machine: a task asks for 1/N of the
+smallest node's CPUs (at least one) and, on a GPU cluster, 1/N of a GPU node's GPUs (at most one whole
+GPU); ``--ray`` without ``--jobs`` runs one task per GPU on GPU nodes, one per node otherwise. A task
+uses as many torch threads as CPUs it was given; Ray sets its ``CUDA_VISIBLE_DEVICES``.
+
+**Failures.** A task that fails (an exception, or its worker or node lost) is submitted once more; a
+second failure is reported and the other runs go on (its notebook meets the error and reports it).
+
+**The run cache lives on a shared filesystem.** Workers need the project's code and ``../shared/data``
+(or ``$KIT_DATA``) anyway, and runs read other runs through the cache (study 2's bi-encoders wait for
+the cross-encoder that one of them trains, under the cache's per-run lock), so each node must mount the
+project at the driver's path, as the home or project folders of a Slurm cluster are, or a shared
+volume of a Kubernetes cluster. ``check_shared_filesystem`` runs a task on every node before any
+training: a node that cannot read a file the driver has just written under the reports folder stops
+the sweep with the list of nodes and what they lack. Returning run folders to the driver instead
+would ship checkpoints and models that the tasks of the same sweep need again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.paths import PROJECT_ROOT
+
+INSTALL = 'pip install -e ".[cluster]"'
+FORWARDED_ENV = ("KIT_", "HF_", "TRANSFORMERS_", "TOKENIZERS_")
+"""Prefixes of the driver's environment variables that every task gets (data folder, offline hub)."""
+
+
+class ClusterError(RuntimeError):
+    """Ray is missing, or the cluster cannot run the sweep; the message says what to do."""
+
+
+def import_ray():
+    """The ``ray`` module, or ``ClusterError`` with the install command."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(f"--ray and --jobs N > 1 run on Ray, an optional extra: {INSTALL}") from None
+    return ray
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one task asks of the cluster: ``cpus`` (also its torch threads) and ``gpus``."""
+
+    cpus: int
+    gpus: float
+
+
+def run_share(nodes: list[dict[str, float]], jobs: int | None) -> Share:
+    """A task's share of the nodes' resources (Ray's resource dicts) with ``jobs`` runs at once per node:
+    on GPU nodes min(1, GPUs / jobs) of a GPU and CPUs // jobs, ``jobs`` defaulting to the node's GPUs;
+    without GPUs, the smallest node's CPUs // jobs (``jobs`` defaulting to 1). At least one CPU."""
+    gpu_nodes = [n for n in nodes if n.get("GPU", 0) >= 1]
+    pool = gpu_nodes or [n for n in nodes if n.get("CPU", 0) >= 1]
+    if not pool:
+        raise ClusterError("the Ray cluster has no node with a CPU or a GPU to run on")
+    gpus = min(int(n["GPU"]) for n in gpu_nodes) if gpu_nodes else 0
+    jobs = jobs or max(gpus, 1)
+    cpus = min(int(n.get("CPU", 0)) for n in pool)
+    return Share(cpus=max(1, cpus // jobs), gpus=min(1.0, gpus / jobs) if gpus else 0.0)
+
+
+def connect(address: str | None, jobs: int | None):
+    """The ``ray`` module, connected to the cluster at ``address`` or to a local one started for this
+    sweep (this machine's CPUs and GPUs); tasks get the driver's ``KIT_*`` and hub variables. Returns
+    (ray, share, started): ``started`` when this call started Ray (the caller shuts it down)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        started = False
+    else:
+        env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)} | {"KIT_PROGRESS": "0"}
+        local = {} if address else {"num_cpus": os.cpu_count() or 1, "include_dashboard": False}
+        try:
+            ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False, **local)
+        except ConnectionError as err:
+            raise ClusterError(f"no Ray cluster answers at {address}: {err}") from None
+        started = True
+    nodes = [n["Resources"] for n in ray.nodes() if n["Alive"]]
+    return ray, run_share(nodes, jobs), started
+
+
+def _sees(token_file: str, token: str, project: str, cwd: str) -> str | None:
+    """On one node: None when it reads ``token`` in ``token_file`` and holds the project at the driver's
+    path, else what it lacks."""
+    import socket
+
+    where = socket.gethostname()
+    if str(PROJECT_ROOT) != project:
+        return f"{where}: imports kit from {PROJECT_ROOT}, not from the driver's {project}"
+    try:
+        if Path(token_file).read_text(encoding="utf-8") != token:
+            return f"{where}: reads another {token_file}"
+    except OSError as err:
+        return f"{where}: cannot read the reports folder ({err.strerror}: {token_file})"
+    if not Path(cwd).is_dir():
+        return f"{where}: has no {cwd} (the driver's working folder, against which run files' paths resolve)"
+    return None
+
+
+def check_shared_filesystem(ray, reports: Path) -> None:
+    """One task on every live node: each must read a file the driver writes under ``reports`` and import
+    kit from the driver's project folder; otherwise ``ClusterError`` names the nodes and what they lack."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    reports.mkdir(parents=True, exist_ok=True)
+    token, token_file = uuid.uuid4().hex, reports / f".kit-cluster-check-{os.getpid()}"
+    token_file.write_text(token, encoding="utf-8")
+    try:
+        sees = ray.remote(_sees)
+        checks = [
+            sees.options(
+                num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote(str(token_file.resolve()), token, str(PROJECT_ROOT), os.getcwd())
+            for n in ray.nodes()
+            if n["Alive"]
+        ]
+        problems = [p for p in ray.get(checks) if p]
+    finally:
+        token_file.unlink(missing_ok=True)
+    if problems:
+        raise ClusterError(
+            "every Ray node must see the project, its data and the reports folder at the driver's paths "
+            f"(a shared filesystem; README, 'Sweeps on a Ray cluster'): {'; '.join(problems)}"
+        )
+
+
+def _enter(cwd: str) -> None:
+    """In a task: the driver's working folder, and as many torch (and kernel) threads as CPUs given."""
+    import ray
+    import torch
+
+    from kit.core.progress import quiet_libraries
+
+    os.chdir(cwd)
+    threads = max(1, int(ray.get_runtime_context().get_assigned_resources().get("CPU", 1)))
+    os.environ.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "KIT_PROGRESS": "0"})
+    torch.set_num_threads(threads)
+    quiet_libraries()
+
+
+_STUDIES: dict = {}  # a worker's studies, kept across its tasks: building one can take seconds (entity linking)
+
+
+def _train(run, reports: Path, args: tuple, cwd: str) -> tuple[float, bool]:
+    """Task: compute (or find cached) one planned run; returns (seconds, cached)."""
+    from kit.batch import build_study
+
+    _enter(cwd)
+    key = (run.notebook, run.name, str(reports), repr(sorted(run.parameters.items())))
+    if key not in _STUDIES:
+        _STUDIES.clear()
+        _STUDIES[key] = build_study(run, reports)
+    study = _STUDIES[key]
+    before, t0 = len(study.computed_runs), time.monotonic()
+    study.run(*args)
+    return time.monotonic() - t0, len(study.computed_runs) == before
+
+
+def _render(run, reports: Path, cwd: str) -> tuple[Path | None, float, Exception | None]:
+    """Task: execute and export the run file's notebook; (report, seconds, None) or (None, seconds, error)."""
+    from kit.batch import execute
+
+    _enter(cwd)
+    t0 = time.monotonic()
+    try:
+        return execute(run, reports), time.monotonic() - t0, None
+    except Exception as err:
+        return None, time.monotonic() - t0, err
+
+
+def task_error(err: BaseException) -> BaseException:
+    """The user's exception inside a Ray task error (Ray wraps it), else the error itself (a lost worker)."""
+    return getattr(err, "cause", None) or err
+
+
+def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, finished: Callable) -> None:
+    """Every planned training of every run file (``plans``: ``kit.batch.Plan``) as a task, each run file's
+    notebook as a task once its trainings are done; a failed training is submitted once more, then
+    reported. ``finished(k, html, seconds, error)`` is called as the notebook of run file ``k`` ends."""
+    from kit.batch import failure_reason
+
+    options = {"num_cpus": share.cpus, "num_gpus": share.gpus, "max_retries": 0}
+    train, render = ray.remote(**options)(_train), ray.remote(**options)(_render)
+    cwd, pending, left = os.getcwd(), {}, [len(p.trainings) for p in plans]
+
+    def submit(kind: str, k: int, args: tuple | None = None, attempt: int = 1) -> None:
+        ref = render.remote(runs[k], reports, cwd) if kind == "render" else train.remote(runs[k], reports, args, cwd)
+        pending[ref] = (kind, k, args, attempt)
+
+    for k, (run, p) in enumerate(zip(runs, plans)):
+        name = f"{run.notebook}/{run.name}"
+        progress.run_started(k + 1, name, len(p.trainings), str(run.file))
+        if p.broken:
+            progress.line(f"{name}: its study cannot be built ({p.broken}); its notebook reports it in full")
+        for args in p.trainings:
+            submit("train", k, args)
+        if not p.trainings:
+            submit("render", k)
+    while pending:
+        (ref,), _ = ray.wait(list(pending), num_returns=1)
+        kind, k, args, attempt = pending.pop(ref)
+        if kind == "render":
+            finished(k, *ray.get(ref))
+            continue
+        name, label = f"{runs[k].notebook}/{runs[k].name}", plans[k].study.run_label(*args)
+        try:
+            seconds, cached = ray.get(ref)
+        except Exception as err:
+            reason = failure_reason(task_error(err))
+            if attempt == 1:
+                progress.line(f"training {name} {label} failed ({reason}); retrying once")
+                submit("train", k, args, attempt=2)
+                continue
+            progress.training_failed(name, label, f"{reason} (on both attempts)")
+            progress.trainings_skipped(1)
+        else:
+            progress.training_done(name, label, seconds, cached)
+        left[k] -= 1
+        if not left[k]:
+            submit("render", k)
