@@ -338,30 +338,12 @@ def test_reports_are_portable_titled_and_name_no_machine_path(reports):
     assert "{text-align: left}" in simcse  # text columns of its tables are left-aligned
 
 
-def test_jobs_pin_one_gpu_each_or_share_the_cpus():
-    from kit.batch import job_environment
+def test_the_batch_trains_ahead_every_run_the_notebook_reads(reports):
+    """Every training a smoke notebook reads was planned (kit.batch trains it ahead, in this process or as a
+    Ray task): its run folders are exactly the planned trainings', none trained by the notebook itself."""
+    from kit.batch import plan, prepare
 
-    assert [job_environment(i, 4, 2, 16)["CUDA_VISIBLE_DEVICES"] for i in range(4)] == ["0", "1", "0", "1"]
-    assert job_environment(0, 4, 0, 16) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
-    assert job_environment(0, 4, 0, 2)["OMP_NUM_THREADS"] == "1"
-
-
-@pytest.mark.parametrize(
-    "notebook", ["simcse_augmentations", "augmented_sbert", "qfcl_summarization", "medse_entity_definitions"]
-)
-def test_jobs_train_ahead_every_run_the_notebook_reads(tmp_path, notebook):
-    """--jobs trains a run file's planned runs in pinned processes first; the notebook then trains
-    nothing: no run folder appears and no result is rewritten after the processes finish."""
-    from kit.batch import build_study, execute, prepare, train_ahead
-    from kit.report.progress import BatchProgress
-
-    run = prepare(PARAMS / notebook / "smoke.yaml")
-    planned = len(build_study(run, tmp_path).planned_runs())
-    progress = BatchProgress(runs=1, trainings=planned)
-    train_ahead(run, tmp_path, 2, progress)
-    assert progress.trainings_done == planned  # every training of the two processes was reported
-    runs = run.report_dir(tmp_path) / "runs"
-    ahead = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")}
-    assert len(ahead) >= 2
-    execute(run, tmp_path)
-    assert {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")} == ahead
+    for file in sorted(PARAMS.glob("*/smoke*.yaml")):
+        run = prepare(file)
+        runs = run.report_dir(reports) / "runs"
+        assert len(list(runs.glob("*/result.json"))) == len(plan(run, reports).trainings), file

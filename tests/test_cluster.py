@@ -1,0 +1,157 @@
+"""Planned runs as Ray tasks (``kit.cluster``): shares of the nodes, the shared-filesystem check, a sweep on a
+local cluster of 2 CPU workers against the serial path, a failing run retried and reported, and a driver
+killed mid-sweep whose rerun recomputes only the unfinished runs."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kit.batch import main as batch_main
+from kit.batch import plan, prepare
+from kit.cluster import ClusterError, Share, _sees, run_share
+from kit.paths import PARAMS, PROJECT_ROOT
+
+SWEPT = ["augmented_sbert", "medse_entity_definitions"]  # two studies' smoke files
+
+
+def test_a_task_gets_its_share_of_the_smallest_node():
+    cpu = {"CPU": 16.0, "memory": 1e10}
+    assert run_share([cpu], 2) == Share(cpus=8, gpus=0.0)
+    assert run_share([cpu, {"CPU": 4.0}], None) == Share(cpus=4, gpus=0.0)  # one run per CPU node by default
+    assert run_share([{"CPU": 2.0}], 3) == Share(cpus=1, gpus=0.0)  # at least one CPU
+    gpu = {"CPU": 64.0, "GPU": 8.0}
+    assert run_share([gpu], None) == Share(cpus=8, gpus=1.0)  # one run per GPU by default
+    assert run_share([gpu], 16) == Share(cpus=4, gpus=0.5)
+    assert run_share([gpu], 4) == Share(cpus=16, gpus=1.0)  # a whole GPU at most
+    assert run_share([{"CPU": 2.0}, gpu], None) == Share(cpus=8, gpus=1.0)  # a CPU-only head node is not a GPU node
+    with pytest.raises(ClusterError, match="no node"):
+        run_share([{"CPU": 0.0}], 1)
+
+
+def test_without_ray_the_command_fails_at_once_with_the_install_command(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    bad = tmp_path / "simcse_augmentations" / "bad.yaml"
+    bad.parent.mkdir()
+    bad.write_text("steps: -1\n")  # invalid, but Ray is checked first
+    for flags in (["--ray"], ["--jobs", "2"], ["--ray", "localhost:6379"]):
+        with pytest.raises(SystemExit) as exit_:
+            batch_main([str(bad), *flags])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert 'pip install -e ".[cluster]"' in err and "steps" not in err
+
+
+def test_a_node_that_does_not_share_the_project_or_the_reports_says_what_it_lacks(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("abc")
+    assert _sees(str(token), "abc", str(PROJECT_ROOT), str(tmp_path)) is None
+    assert "cannot read the reports folder" in _sees(str(tmp_path / "elsewhere"), "abc", str(PROJECT_ROOT), "/")
+    assert "reads another" in _sees(str(token), "xyz", str(PROJECT_ROOT), "/")
+    assert "not from the driver's /other/kit" in _sees(str(token), "abc", "/other/kit", "/")
+    assert "working folder" in _sees(str(token), "abc", str(PROJECT_ROOT), str(tmp_path / "gone"))
+
+
+def untimed(value):
+    """``value`` without its timings (keys ending in ``seconds``), which no two runs share."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if not k.endswith("seconds")}
+    return [untimed(v) for v in value] if isinstance(value, list) else value
+
+
+def results(report_dir) -> dict[str, dict]:
+    """Every finished run's result without its timings, by run folder."""
+    return {p.parent.name: untimed(json.loads(p.read_text())) for p in report_dir.glob("runs/*/result.json")}
+
+
+@pytest.fixture(scope="module")
+def serial_with_task_threads(tmp_path_factory):
+    """The two smoke files through the serial path with the torch threads of one Ray task of ``--jobs 2``
+    (one CPU of two), trainings and notebook kernels alike: float sums run in the same order, so the
+    sweep's results can be compared bit for bit."""
+    import torch
+
+    threads, before = max(1, (os.cpu_count() or 1) // 2), torch.get_num_threads()
+    out = tmp_path_factory.mktemp("serial")
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setenv(name, str(threads))
+        torch.set_num_threads(threads)
+        try:
+            assert batch_main([*(str(PARAMS / n / "smoke.yaml") for n in SWEPT), "--reports", str(out)]) == 0
+        finally:
+            torch.set_num_threads(before)
+    return out
+
+
+@pytest.mark.slow
+def test_a_sweep_on_two_ray_workers_gives_the_serial_results_and_a_failing_run_is_retried_then_reported(
+    serial_with_task_threads, tmp_path, capsys
+):
+    files = [PARAMS / notebook / "smoke.yaml" for notebook in SWEPT]
+    broken = tmp_path / "params" / "augmented_sbert" / "broken.yaml"  # its run cache is a file: every training fails
+    broken.parent.mkdir(parents=True)
+    shutil.copy(files[0], broken)
+    out = tmp_path / "reports"
+    (out / "augmented_sbert" / "broken").mkdir(parents=True)
+    (out / "augmented_sbert" / "broken" / "runs").write_text("not a folder")
+
+    code = batch_main([*map(str, files), str(broken), "--reports", str(out), "--jobs", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1  # the broken run file failed, the others finished
+
+    planned = len(plan(prepare(broken), out).trainings)
+    retried = [x for x in lines if "augmented_sbert/broken" in x and "; retrying once" in x]
+    failed = [x for x in lines if "augmented_sbert/broken" in x and "FAILED" in x and "(on both attempts)" in x]
+    assert len(retried) == len(failed) == planned and "NotADirectoryError" in failed[0]
+    assert any("augmented_sbert/broken FAILED after" in x for x in lines)
+    for notebook in SWEPT:
+        swept, serial = out / notebook / "smoke", serial_with_task_threads / notebook / "smoke"
+        assert any(f"{notebook}/smoke finished in" in x for x in lines)
+        assert results(swept) == results(serial)  # every run folder, every number
+        record, reference = (json.loads((d / "results.json").read_text()) for d in (swept, serial))
+        assert untimed(record["metrics"]) == untimed(reference["metrics"])
+        assert record["torch_threads"] == reference["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
+
+
+def result_times(report_dir) -> dict[str, int]:
+    return {p.parent.name: p.stat().st_mtime_ns for p in report_dir.glob("runs/*/result.json")}
+
+
+@pytest.mark.slow
+def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_computes_only_the_rest(tmp_path, capsys):
+    file, out = PARAMS / "augmented_sbert" / "smoke.yaml", tmp_path / "reports"
+    run_dir = out / "augmented_sbert" / "smoke"
+    planned = len(plan(prepare(file), out).trainings)
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "kit.batch", str(file), "--reports", str(out), "--jobs", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its Ray processes share its process group, cleaned up below
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while len(result_times(run_dir)) < 1 and driver.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        driver.send_signal(signal.SIGKILL)  # the driver alone: Ray's workers die with it
+        driver.wait(timeout=60)
+        time.sleep(2)
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)  # Ray's agents that outlive their driver
+        except ProcessLookupError:
+            pass
+    finished = result_times(run_dir)
+    assert 1 <= len(finished) < planned, "the sweep finished before the kill"
+
+    assert batch_main([str(file), "--reports", str(out), "--jobs", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cached = [x for x in lines if x.split("] ", 1)[-1].startswith("training ") and ": cached;" in x]
+    assert len(cached) == len(finished)
+    now = result_times(run_dir)
+    assert len(now) == planned and {k: now[k] for k in finished} == finished  # finished runs untouched
