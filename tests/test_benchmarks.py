@@ -16,6 +16,7 @@ from kit.paths import PROJECT_ROOT
         ("encode.py", "speed-up over sentence-transformers"),
         ("memory.py", "peak RSS of its largest process"),
         ("evaluate.py", "ratio to the encode-only reference"),
+        ("cluster.py", "overhead per task"),
     ],
 )
 def test_benchmark_quick_mode(script, expect):
