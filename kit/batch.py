@@ -286,7 +286,7 @@ def execute_all(
     else:
         from kit import cluster
 
-        ray, share, shut_down = cluster.connect(ray_address or None, jobs)
+        ray, share, progress.at_once, shut_down = cluster.connect(ray_address or None, jobs)
         try:
             cluster.check_shared_filesystem(ray, reports)
             started.extend(time.monotonic() for _ in runs)
@@ -361,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give run files or folders (or --describe NOTEBOOK)")
     if args.ray and Path(args.ray).exists():  # `--ray FILE ...`: the file is a run file, the cluster local
         args.paths, args.ray = [args.ray, *args.paths], ""
+    if args.ray and (args.ray.endswith((".yaml", ".yml")) or ("/" in args.ray and "://" not in args.ray)):
+        ap.error(f"--ray {args.ray}: no such run file, and not a Ray address (host:port, ray://host:port, auto)")
     if args.jobs is not None and args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.ray is not None or (args.jobs or 1) > 1:
@@ -390,7 +392,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"invalid: {message}", file=sys.stderr)
         return 2
 
-    failures = execute_all(runs, reports, args.jobs, args.ray)
+    try:
+        failures = execute_all(runs, reports, args.jobs, args.ray)
+    except ClusterError as err:
+        print(f"[kit.batch] {err}", file=sys.stderr)
+        return 2
     index = write_index(reports, studies_about())
     print(f"[kit.batch] index: {index}")
     if failures:

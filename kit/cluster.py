@@ -75,23 +75,37 @@ def run_share(nodes: list[dict[str, float]], jobs: int | None) -> Share:
     return Share(cpus=max(1, cpus // jobs), gpus=min(1.0, gpus / jobs) if gpus else 0.0)
 
 
+def at_once(nodes: list[dict[str, float]], share: Share) -> int:
+    """How many tasks of ``share`` the nodes run at once."""
+    by_gpu = [n.get("GPU", 0) // share.gpus if share.gpus else float("inf") for n in nodes]
+    return max(1, int(sum(min(n.get("CPU", 0) // share.cpus, g) for n, g in zip(nodes, by_gpu))))
+
+
 def connect(address: str | None, jobs: int | None):
-    """The ``ray`` module, connected to the cluster at ``address`` or to a local one started for this
-    sweep (this machine's CPUs and GPUs); tasks get the driver's ``KIT_*`` and hub variables. Returns
-    (ray, share, started): ``started`` when this call started Ray (the caller shuts it down)."""
+    """Connect to the cluster at ``address``, or start a local one for this sweep (this machine's GPUs and
+    max(CPUs, ``jobs``) CPUs, so that ``jobs`` tasks run at once); tasks get the driver's ``KIT_*`` and hub
+    variables. Returns (ray, share, tasks at once, started): ``started`` when this call started Ray (the
+    caller shuts it down)."""
     ray = import_ray()
-    if ray.is_initialized():
-        started = False
-    else:
+    started = not ray.is_initialized()
+    if started:
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)} | {"KIT_PROGRESS": "0"}
-        local = {} if address else {"num_cpus": os.cpu_count() or 1, "include_dashboard": False}
+        where = (
+            {"address": address}
+            if address
+            else {  # "local": never an existing cluster (RAY_ADDRESS)
+                "address": "local",
+                "num_cpus": max(os.cpu_count() or 1, jobs or 1),
+                "include_dashboard": False,
+            }
+        )
         try:
-            ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False, **local)
-        except ConnectionError as err:
-            raise ClusterError(f"no Ray cluster answers at {address}: {err}") from None
-        started = True
+            ray.init(runtime_env={"env_vars": env}, log_to_driver=False, **where)
+        except (ConnectionError, ValueError) as err:
+            raise ClusterError(f"cannot connect to a Ray cluster at {address}: {err}") from None
     nodes = [n["Resources"] for n in ray.nodes() if n["Alive"]]
-    return ray, run_share(nodes, jobs), started
+    share = run_share(nodes, jobs)
+    return ray, share, at_once(nodes, share), started
 
 
 def _sees(token_file: str, token: str, project: str, cwd: str) -> str | None:
@@ -135,7 +149,7 @@ def check_shared_filesystem(ray, reports: Path) -> None:
     if problems:
         raise ClusterError(
             "every Ray node must see the project, its data and the reports folder at the driver's paths "
-            f"(a shared filesystem; README, 'Sweeps on a Ray cluster'): {'; '.join(problems)}"
+            f"(a shared filesystem; README, 'Sweeps on Ray'): {'; '.join(problems)}"
         )
 
 
@@ -190,8 +204,8 @@ def task_error(err: BaseException) -> BaseException:
 
 def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, finished: Callable) -> None:
     """Every planned training of every run file (``plans``: ``kit.batch.Plan``) as a task, each run file's
-    notebook as a task once its trainings are done; a failed training is submitted once more, then
-    reported. ``finished(k, html, seconds, error)`` is called as the notebook of run file ``k`` ends."""
+    notebook as a task once its trainings are done; a failed task is submitted once more, then reported.
+    ``finished(k, html, seconds, error)`` is called as the notebook of run file ``k`` ends."""
     from kit.batch import failure_reason
 
     options = {"num_cpus": share.cpus, "num_gpus": share.gpus, "max_retries": 0}
@@ -214,22 +228,26 @@ def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, f
     while pending:
         (ref,), _ = ray.wait(list(pending), num_returns=1)
         kind, k, args, attempt = pending.pop(ref)
-        if kind == "render":
-            finished(k, *ray.get(ref))
-            continue
-        name, label = f"{runs[k].notebook}/{runs[k].name}", plans[k].study.run_label(*args)
+        name = f"{runs[k].notebook}/{runs[k].name}"
+        label = "its notebook" if kind == "render" else f"training {plans[k].study.run_label(*args)}"
         try:
-            seconds, cached = ray.get(ref)
-        except Exception as err:
+            outcome = ray.get(ref)
+        except Exception as err:  # the task raised, or its worker or node was lost
             reason = failure_reason(task_error(err))
             if attempt == 1:
-                progress.line(f"training {name} {label} failed ({reason}); retrying once")
-                submit("train", k, args, attempt=2)
+                progress.line(f"{name} {label} failed ({reason}); retrying once")
+                submit(kind, k, args, attempt=2)
                 continue
-            progress.training_failed(name, label, f"{reason} (on both attempts)")
+            if kind == "render":
+                finished(k, None, 0.0, RuntimeError(f"{reason} (on both attempts)"))
+                continue
+            progress.training_failed(name, label.removeprefix("training "), f"{reason} (on both attempts)")
             progress.trainings_skipped(1)
         else:
-            progress.training_done(name, label, seconds, cached)
+            if kind == "render":
+                finished(k, *outcome)
+                continue
+            progress.training_done(name, label.removeprefix("training "), *outcome)
         left[k] -= 1
         if not left[k]:
             submit("render", k)

@@ -52,7 +52,7 @@ def cached_run(run_dir: Path, compute: Callable[[], dict], seconds: dict[str, fl
     """A finished run: ``run_dir/result.json`` if it exists, else ``compute()`` (a dict), timed into its
     ``seconds`` field and saved there. The compute time of every run used, cached or not, is recorded
     in ``seconds`` under the folder's name (the reports sum it). An exclusive lock on the folder makes a
-    process that wants a run another is computing (``kit.batch --jobs``) wait for its result instead of
+    process that wants a run another is computing (``kit.batch`` Ray tasks) wait for its result instead of
     training it a second time."""
     run_dir = Path(run_dir)
     result_file = run_dir / "result.json"
@@ -112,7 +112,7 @@ class StudyBase:
         self.computed_runs: set[str] = set()  # folders of the runs computed (not found cached) by this object
 
     def planned_runs(self) -> list[tuple]:
-        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         raise NotImplementedError
 
     def run(self, *args) -> dict:

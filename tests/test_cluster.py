@@ -14,7 +14,7 @@ import pytest
 
 from kit.batch import main as batch_main
 from kit.batch import plan, prepare
-from kit.cluster import ClusterError, Share, _sees, run_share
+from kit.cluster import ClusterError, Share, _sees, at_once, run_share
 from kit.paths import PARAMS, PROJECT_ROOT
 
 SWEPT = ["augmented_sbert", "medse_entity_definitions"]  # two studies' smoke files
@@ -32,6 +32,22 @@ def test_a_task_gets_its_share_of_the_smallest_node():
     assert run_share([{"CPU": 2.0}, gpu], None) == Share(cpus=8, gpus=1.0)  # a CPU-only head node is not a GPU node
     with pytest.raises(ClusterError, match="no node"):
         run_share([{"CPU": 0.0}], 1)
+    assert at_once([cpu, {"CPU": 4.0}], Share(cpus=4, gpus=0.0)) == 5
+    assert at_once([{"CPU": 2.0}, gpu, gpu], Share(cpus=8, gpus=1.0)) == 16  # GPU-bound; the head runs none
+    assert at_once([gpu], Share(cpus=4, gpus=0.5)) == 16
+
+
+@pytest.mark.slow
+def test_a_local_sweep_starts_its_own_cluster_even_with_ray_address_set_and_checks_the_address(
+    monkeypatch, tmp_path, capsys
+):
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # a cluster that does not answer: not used without --ray ADDRESS
+    explore = str(PARAMS / "explore_augmentations" / "smoke.yaml")
+    assert batch_main([explore, "--reports", str(tmp_path), "--jobs", "2"]) == 0
+    assert (tmp_path / "explore_augmentations" / "smoke" / "report.html").exists()
+    with pytest.raises(SystemExit):
+        batch_main([explore, "--ray", "params/typo.yaml"])  # a mistyped run file is not an address
+    assert "not a Ray address" in capsys.readouterr().err
 
 
 def test_without_ray_the_command_fails_at_once_with_the_install_command(monkeypatch, tmp_path, capsys):
@@ -113,7 +129,7 @@ def test_a_sweep_on_two_ray_workers_gives_the_serial_results_and_a_failing_run_i
     for notebook in SWEPT:
         swept, serial = out / notebook / "smoke", serial_with_task_threads / notebook / "smoke"
         assert any(f"{notebook}/smoke finished in" in x for x in lines)
-        assert results(swept) == results(serial)  # every run folder, every number
+        assert results(serial) and results(swept) == results(serial)  # every run folder, every number
         record, reference = (json.loads((d / "results.json").read_text()) for d in (swept, serial))
         assert untimed(record["metrics"]) == untimed(reference["metrics"])
         assert record["torch_threads"] == reference["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)

@@ -9,7 +9,8 @@ console and a CI log read the same (no bars, no carriage returns)::
 
 The remaining time is the trainings left times the mean time of the trainings computed so far, plus
 the reports left times the mean time of the reports rendered so far (a notebook's own time, after
-its trainings); cached trainings cost nothing and are not counted in the means. Until one of each has
+its trainings), divided by the tasks that run at once (Ray); cached trainings cost nothing and are
+not counted in the means. Until one of each has
 finished, the line says which part is not timed yet.
 """
 
@@ -44,6 +45,7 @@ class BatchProgress:
     runs_done: int = 0
     training_seconds: list[float] = field(default_factory=list)  # trainings computed (not cached) so far
     report_seconds: list[float] = field(default_factory=list)
+    at_once: int = 1  # tasks running at once (kit.batch --jobs / --ray): the work left is shared out over them
 
     def line(self, text: str) -> None:
         elapsed = round(time.monotonic() - self.started)
@@ -59,7 +61,7 @@ class BatchProgress:
             (self.trainings - self.trainings_done, self.training_seconds, "trainings"),
             (self.runs - self.runs_done, self.report_seconds, "reports"),
         ]
-        known = sum(left * statistics.mean(seconds) for left, seconds, _ in parts if left and seconds)
+        known = sum(left * statistics.mean(seconds) for left, seconds, _ in parts if left and seconds) / self.at_once
         untimed = [what for left, seconds, what in parts if left and not seconds]
         if not untimed:
             return f"remaining about {duration(known)}"

@@ -279,7 +279,7 @@ class Study(StudyBase):
         return [(task, i, seed) for i in range(len(self.splits(task))) for seed in self.p.seeds_for(task)]
 
     def planned_runs(self) -> list[tuple[str, int, int]]:
-        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         return [job for t in self.p.tasks for job in self.task_runs(t)]
 
     def all_runs(self) -> list[dict]:

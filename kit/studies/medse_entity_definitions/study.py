@@ -377,7 +377,7 @@ class Study(StudyBase):
         return [(name, seed, {key: v}) for name in rows for v in ordered for seed in self.p.sweep_seeds]
 
     def planned_runs(self) -> list[tuple]:
-        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         sweeps = [
             (name, seed, *[variant.get(k) for k in ("none_share", "lam", "dedup")])
             for key in ("none_share", "lam", "dedup")

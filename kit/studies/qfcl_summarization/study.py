@@ -130,7 +130,7 @@ class Study(StudyBase):
         return f"{row_name} seed {seed}"
 
     def planned_runs(self) -> list[tuple[str, int]]:
-        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         return [(r, seed) for r in self.p.rows for seed in self.p.seeds]
 
     def results(self) -> pd.DataFrame:

@@ -318,7 +318,7 @@ class Study(StudyBase):
         ]
 
     def planned_runs(self) -> list[tuple]:
-        """The arguments of every ``run`` the notebook makes (``kit.batch --jobs`` computes them ahead)."""
+        """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         return [*self._table_runs(), *self._fewshot_runs()]
 
     def results(self) -> pd.DataFrame:
