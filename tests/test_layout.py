@@ -27,7 +27,9 @@ ALLOWED = {
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
     "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},
-    "kit.batch": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
+    "kit.batch": {"kit.cluster", "kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
+    # kit.batch's Ray scheduler; its tasks import kit.batch inside their bodies, in the worker that runs them
+    "kit.cluster": {"kit.batch", "kit.core", "kit.paths"},
     "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
 }
 # Private attributes of other libraries' objects that the kit must touch: transformers keeps a model's attention
