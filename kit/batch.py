@@ -272,9 +272,7 @@ def execute_all(
         for k, (run, p) in enumerate(zip(runs, plans)):
             name = f"{run.notebook}/{run.name}"
             started.append(time.monotonic())
-            progress.run_started(k + 1, name, len(p.trainings), str(run.file))
-            if p.broken:
-                progress.line(f"{name}: its study cannot be built ({p.broken}); its notebook reports it in full")
+            progress.run_started(k + 1, name, len(p.trainings), str(run.file), p.broken)
             if p.study:  # trained ahead, in this process: the notebook then finds every run cached
                 train(p.study, p.trainings, lambda event: _record(progress, name, event))
             html, err, t0 = None, None, time.monotonic()

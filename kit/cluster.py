@@ -217,10 +217,7 @@ def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, f
         pending[ref] = (kind, k, args, attempt)
 
     for k, (run, p) in enumerate(zip(runs, plans)):
-        name = f"{run.notebook}/{run.name}"
-        progress.run_started(k + 1, name, len(p.trainings), str(run.file))
-        if p.broken:
-            progress.line(f"{name}: its study cannot be built ({p.broken}); its notebook reports it in full")
+        progress.run_started(k + 1, f"{run.notebook}/{run.name}", len(p.trainings), str(run.file), p.broken)
         for args in p.trainings:
             submit("train", k, args)
         if not p.trainings:
@@ -229,25 +226,26 @@ def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, f
         (ref,), _ = ray.wait(list(pending), num_returns=1)
         kind, k, args, attempt = pending.pop(ref)
         name = f"{runs[k].notebook}/{runs[k].name}"
-        label = "its notebook" if kind == "render" else f"training {plans[k].study.run_label(*args)}"
+        training = plans[k].study.run_label(*args) if kind == "train" else ""
+        what = f"training {training}" if kind == "train" else "its notebook"
         try:
             outcome = ray.get(ref)
         except Exception as err:  # the task raised, or its worker or node was lost
             reason = failure_reason(task_error(err))
             if attempt == 1:
-                progress.line(f"{name} {label} failed ({reason}); retrying once")
+                progress.line(f"{name} {what} failed ({reason}); retrying once")
                 submit(kind, k, args, attempt=2)
                 continue
-            if kind == "render":
-                finished(k, None, 0.0, RuntimeError(f"{reason} (on both attempts)"))
-                continue
-            progress.training_failed(name, label.removeprefix("training "), f"{reason} (on both attempts)")
-            progress.trainings_skipped(1)
+            outcome = RuntimeError(f"{reason} (on both attempts)")
+        failed = not isinstance(outcome, tuple)
+        if kind == "render":
+            finished(k, *((None, 0.0, outcome) if failed else outcome))
+            continue
+        if not failed:
+            progress.training_done(name, training, *outcome)
         else:
-            if kind == "render":
-                finished(k, *outcome)
-                continue
-            progress.training_done(name, label.removeprefix("training "), *outcome)
+            progress.training_failed(name, training, str(outcome))
+            progress.trainings_skipped(1)
         left[k] -= 1
         if not left[k]:
             submit("render", k)

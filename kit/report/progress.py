@@ -69,9 +69,12 @@ class BatchProgress:
             return f"remaining about {duration(known)} + the {' and '.join(untimed)} (not timed yet)"
         return f"remaining: the {' and '.join(untimed)} are not timed yet"
 
-    def run_started(self, index: int, name: str, planned: int, file: str) -> None:
+    def run_started(self, index: int, name: str, planned: int, file: str, broken: str | None = None) -> None:
+        """A run file's work begins; ``broken``: why its study cannot be built (its notebook reports it)."""
         what = f"{planned} training{'s' * (planned != 1)} planned" if planned else "no training"
         self.line(f"run file {index}/{self.runs} {name}: {what} ({file})")
+        if broken:
+            self.line(f"{name}: its study cannot be built ({broken}); its notebook reports it in full")
 
     def training_done(self, name: str, label: str, seconds: float, cached: bool) -> None:
         self.trainings_done += 1
