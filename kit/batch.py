@@ -183,6 +183,16 @@ def execute(run: Run, reports: Path) -> Path:
     return html_file
 
 
+def render(run: Run, reports: Path) -> tuple[Path | None, float, Exception | None]:
+    """``execute`` timed, its error returned instead of raised: (report, seconds, None) or (None, seconds,
+    the error), so one failing notebook does not stop the others (in this process or a Ray task)."""
+    t0 = time.monotonic()
+    try:
+        return execute(run, reports), time.monotonic() - t0, None
+    except Exception as err:
+        return None, time.monotonic() - t0, err
+
+
 def build_study(run: Run, reports: Path) -> Study | None:
     """The run file's study, or None for a notebook that trains nothing (the explorer)."""
     module = study_module(run.notebook)
@@ -275,12 +285,7 @@ def execute_all(
             progress.run_started(k + 1, name, len(p.trainings), str(run.file), p.broken)
             if p.study:  # trained ahead, in this process: the notebook then finds every run cached
                 train(p.study, p.trainings, lambda event: _record(progress, name, event))
-            html, err, t0 = None, None, time.monotonic()
-            try:
-                html = execute(run, reports)
-            except Exception as e:
-                err = e
-            finished(k, html, time.monotonic() - t0, err)
+            finished(k, *render(run, reports))
     else:
         from kit import cluster
 

@@ -186,15 +186,11 @@ def _train(run, reports: Path, args: tuple, cwd: str) -> tuple[float, bool]:
 
 
 def _render(run, reports: Path, cwd: str) -> tuple[Path | None, float, Exception | None]:
-    """Task: execute and export the run file's notebook; (report, seconds, None) or (None, seconds, error)."""
-    from kit.batch import execute
+    """Task: execute and export the run file's notebook (``kit.batch.render``)."""
+    from kit.batch import render
 
     _enter(cwd)
-    t0 = time.monotonic()
-    try:
-        return execute(run, reports), time.monotonic() - t0, None
-    except Exception as err:
-        return None, time.monotonic() - t0, err
+    return render(run, reports)
 
 
 def task_error(err: BaseException) -> BaseException:
