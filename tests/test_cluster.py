@@ -2,6 +2,7 @@
 local cluster of 2 CPU workers against the serial path, a failing run retried and reported, and a driver
 killed mid-sweep whose rerun recomputes only the unfinished runs."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -9,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -135,6 +138,26 @@ def test_a_sweep_on_two_ray_workers_gives_the_serial_results_and_a_failing_run_i
         assert record["torch_threads"] == reference["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
 
 
+def kill_marked(marker: str, timeout: float = 60) -> None:
+    """SIGKILL every process whose environment holds ``marker`` (``NAME=value``), until none is left."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(proc.name))
+            except OSError:  # gone, or not ours
+                continue
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+    raise AssertionError(f"processes of the killed sweep still alive after {timeout} s")
+
+
 def result_times(report_dir) -> dict[str, int]:
     return {p.parent.name: p.stat().st_mtime_ns for p in report_dir.glob("runs/*/result.json")}
 
@@ -144,24 +167,21 @@ def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_comput
     file, out = PARAMS / "augmented_sbert" / "smoke.yaml", tmp_path / "reports"
     run_dir = out / "augmented_sbert" / "smoke"
     planned = len(plan(prepare(file), out).trainings)
+    marker = f"KIT_SWEEP_UNDER_TEST={uuid.uuid4().hex}"  # inherited by the local cluster's raylet and workers
     driver = subprocess.Popen(
         [sys.executable, "-m", "kit.batch", str(file), "--reports", str(out), "--jobs", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its Ray processes share its process group, cleaned up below
+        env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
     )
     try:
         deadline = time.monotonic() + 600
         while len(result_times(run_dir)) < 1 and driver.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        driver.send_signal(signal.SIGKILL)  # the driver alone: Ray's workers die with it
+        driver.send_signal(signal.SIGKILL)  # the driver alone
         driver.wait(timeout=60)
-        time.sleep(2)
     finally:
-        try:
-            os.killpg(driver.pid, signal.SIGKILL)  # Ray's agents that outlive their driver
-        except ProcessLookupError:
-            pass
+        kill_marked(marker)  # a worker amid a training would otherwise finish it after `finished` is read
     finished = result_times(run_dir)
     assert 1 <= len(finished) < planned, "the sweep finished before the kill"
 
