@@ -167,12 +167,12 @@ def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_comput
     file, out = PARAMS / "augmented_sbert" / "smoke.yaml", tmp_path / "reports"
     run_dir = out / "augmented_sbert" / "smoke"
     planned = len(plan(prepare(file), out).trainings)
-    marker = f"KIT_SWEEP_UNDER_TEST={uuid.uuid4().hex}"  # inherited by the local cluster's raylet and workers
+    tag = uuid.uuid4().hex  # in the environment of the driver, inherited by the local cluster's raylet and workers
     driver = subprocess.Popen(
         [sys.executable, "-m", "kit.batch", str(file), "--reports", str(out), "--jobs", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, marker.split("=")[0]: marker.split("=")[1]},
+        env={**os.environ, "KIT_SWEEP_UNDER_TEST": tag},
     )
     try:
         deadline = time.monotonic() + 600
@@ -181,7 +181,8 @@ def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_comput
         driver.send_signal(signal.SIGKILL)  # the driver alone
         driver.wait(timeout=60)
     finally:
-        kill_marked(marker)  # a worker amid a training would otherwise finish it after `finished` is read
+        # a worker amid a training would otherwise finish it after `finished` is read
+        kill_marked(f"KIT_SWEEP_UNDER_TEST={tag}")
     finished = result_times(run_dir)
     assert 1 <= len(finished) < planned, "the sweep finished before the kill"
 
