@@ -29,6 +29,7 @@ from kit.core.whitening import Whitening
 from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
+from kit.params import ParameterError
 from kit.report.record import RunRecord
 from kit.report.tables import summarize
 from kit.studies.medse_entity_definitions.linking import (
@@ -76,12 +77,27 @@ class Study(StudyBase):
             raise ValueError(
                 f"only {len(self.entity_pairs)} evaluation pairs mention a linked entity: no entity-centric view"
             )
+        self.check_mixtures()
 
     # ---- data --------------------------------------------------------------------
     def mixture(self, none_share: float) -> list[int]:
         """The training rows for an S_none share: fixed by the corpus seed, the same for every row and seed."""
         rng = np.random.default_rng([self.p.corpus_seed, round(none_share * 1000)])
         return training_mixture(self.with_entity, self.without, none_share, self.p.train_size, rng)
+
+    def check_mixtures(self) -> None:
+        """Every S_none share a run trains on (the main one and the sweep's) fits the linked corpus: checked when
+        the study is built, not when its first trained row reaches it after the baselines."""
+        for share in sorted({self.p.none_share, *self.p.none_share_sweep}):
+            try:
+                self.mixture(share)
+            except ValueError as e:
+                entity_room = len(self.with_entity) / (1 - share) if share < 1 else np.inf
+                fits = min(entity_room, len(self.without) / share if share > 0 else np.inf)
+                raise ParameterError(
+                    f"parameter 'train_size': {e}; at most about {int(fits):,} sentences fit an S_none share of "
+                    f"{share:.0%} in this corpus (lower train_size, or pass corpus_path with a larger corpus)"
+                ) from None
 
     def corpus_table(self) -> pd.DataFrame:
         """The paper's Tables 1-2: the linked unlabeled corpus and the main training mixture."""

@@ -9,6 +9,7 @@ from kit.core.models import Encoder
 from kit.evaluation.embeddings import Embedder
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_ALL
+from kit.params import ParameterError
 from kit.studies.medse_entity_definitions import Params, Study
 from kit.studies.medse_entity_definitions.params import ROWS
 from kit.study import SUITE_FILE
@@ -118,3 +119,15 @@ def test_suite_and_selection_tasks_must_be_english(corpus):
         params(corpus, select_on=["cmedqq-dev"])
     with pytest.raises(ParameterError, match="unknown value"):
         params(corpus, suite=["medsts"])
+
+
+def test_a_mixture_larger_than_the_linked_corpus_fails_when_the_study_is_built(tmp_path, corpus):
+    """The corpus's 600 sentences fit train_size 300, but not with 90% of them linked (about 120 are):
+    the study says so before any run, naming the parameter and the largest size that fits (the sweep's
+    shares are checked too)."""
+    fits = Study(params(corpus, train_size=100), tmp_path)
+    room = int(len(fits.with_entity) / 0.9)
+    with pytest.raises(ParameterError, match=rf"parameter 'train_size'.* at most about {room:,} sentences"):
+        Study(params(corpus, train_size=300), tmp_path)
+    with pytest.raises(ParameterError, match="S_none share of 0%"):
+        Study(params(corpus, train_size=room - 1, none_share_sweep=[0.0]), tmp_path)  # the main share fits
