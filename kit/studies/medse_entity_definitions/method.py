@@ -23,16 +23,33 @@ from kit.core.train import TrainConfig
 from kit.studies.medse_entity_definitions.linking import Mention, token_span
 
 
+def mixture_fits(size: int, none_share: float, n_entity: int, n_none: int) -> bool:
+    """A mixture of ``size`` rows, round(size * none_share) of them entity-free, can be drawn without
+    replacement from ``n_entity`` linked and ``n_none`` entity-free sentences."""
+    need_none = round(size * none_share)
+    return need_none <= n_none and size - need_none <= n_entity
+
+
+def largest_mixture(none_share: float, n_entity: int, n_none: int) -> int:
+    """The largest size that ``mixture_fits``: min(n_entity / (1 - share), n_none / share) fits, and the
+    rounding of the entity-free count can leave room for a few more (sizes that fit form a prefix)."""
+    entity_room = n_entity / (1 - none_share) if none_share < 1 else np.inf
+    size = int(min(entity_room, n_none / none_share if none_share > 0 else np.inf))
+    while mixture_fits(size + 1, none_share, n_entity, n_none):
+        size += 1
+    return size
+
+
 def training_mixture(
     with_entity: list[int], without: list[int], none_share: float, size: int, rng: np.random.Generator
 ) -> list[int]:
     """``size`` corpus rows, a share ``none_share`` of them without entities (the paper's S_none
     ratio), drawn without replacement and shuffled."""
     n_none = round(size * none_share)
-    if n_none > len(without) or size - n_none > len(with_entity):
+    if not mixture_fits(size, none_share, len(with_entity), len(without)):
         raise ValueError(
-            f"a mixture of {size} with {none_share:.0%} S_none needs {size - n_none} entity and {n_none} "
-            f"entity-free sentences; the corpus has {len(with_entity)} and {len(without)}"
+            f"a mixture of {size:,} with {none_share:.0%} S_none needs {size - n_none:,} entity and {n_none:,} "
+            f"entity-free sentences; the corpus has {len(with_entity):,} and {len(without):,}"
         )
     rows = [*rng.choice(with_entity, size - n_none, replace=False), *rng.choice(without, n_none, replace=False)]
     return [int(r) for r in rng.permutation(rows)]

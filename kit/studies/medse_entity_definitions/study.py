@@ -39,7 +39,13 @@ from kit.studies.medse_entity_definitions.linking import (
     corpus_statistics,
     link_corpus,
 )
-from kit.studies.medse_entity_definitions.method import DefinitionEncoder, MedSEObjective, training_mixture
+from kit.studies.medse_entity_definitions.method import (
+    DefinitionEncoder,
+    MedSEObjective,
+    largest_mixture,
+    mixture_fits,
+    training_mixture,
+)
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
 from kit.study import SUITE_FILE, StudyBase, best_row, seed_spread
 
@@ -89,15 +95,16 @@ class Study(StudyBase):
         """Every S_none share a run trains on (the main one and the sweep's) fits the linked corpus: checked when
         the study is built, not when its first trained row reaches it after the baselines."""
         for share in sorted({self.p.none_share, *self.p.none_share_sweep}):
-            try:
-                self.mixture(share)
-            except ValueError as e:
-                entity_room = len(self.with_entity) / (1 - share) if share < 1 else np.inf
-                fits = min(entity_room, len(self.without) / share if share > 0 else np.inf)
-                raise ParameterError(
-                    f"parameter 'train_size': {e}; at most about {int(fits):,} sentences fit an S_none share of "
-                    f"{share:.0%} in this corpus (lower train_size, or pass corpus_path with a larger corpus)"
-                ) from None
+            if mixture_fits(self.p.train_size, share, len(self.with_entity), len(self.without)):
+                continue
+            largest = largest_mixture(share, len(self.with_entity), len(self.without))
+            where = "none_share" if share == self.p.none_share else "none_share_sweep"
+            raise ParameterError(
+                f"parameter 'train_size': {self.p.train_size:,} sentences with an S_none share of {share:.0%} "
+                f"({where}) need more than this corpus links ({len(self.with_entity):,} sentences with an entity, "
+                f"{len(self.without):,} without); the largest that fits is {largest:,} (lower train_size, change "
+                f"{where}, or pass corpus_path with a larger corpus)"
+            )
 
     def corpus_table(self) -> pd.DataFrame:
         """The paper's Tables 1-2: the linked unlabeled corpus and the main training mixture."""

@@ -18,6 +18,8 @@ from kit.studies.medse_entity_definitions.method import (
     EntityEncoder,
     MedSEObjective,
     entity_loss,
+    largest_mixture,
+    mixture_fits,
     training_mixture,
 )
 
@@ -30,6 +32,19 @@ def test_training_mixture_has_the_requested_share_and_fails_when_short():
     assert len(rows) == len(set(rows)) == 80 and sum(r >= 100 for r in rows) == 20
     with pytest.raises(ValueError, match="entity-free"):
         training_mixture(ent, none, 0.9, 80, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("share", [0.0, 0.05, 0.1, 0.5, 0.93, 1.0])
+def test_the_largest_mixture_is_the_last_size_a_mixture_can_be_drawn_at(share):
+    """Against brute force over small corpora: every size up to ``largest_mixture`` can be drawn, none above."""
+    for n_entity, n_none in [(0, 0), (0, 7), (9, 0), (12, 5), (37, 59)]:
+        ent, none = list(range(n_entity)), list(range(100, 100 + n_none))
+        largest = largest_mixture(share, n_entity, n_none)
+        for size in range(1, n_entity + n_none + 2):
+            fits = mixture_fits(size, share, n_entity, n_none)
+            assert fits == (size <= largest), (share, n_entity, n_none, size)
+            if fits:
+                assert len(training_mixture(ent, none, share, size, np.random.default_rng(0))) == size
 
 
 def _entities(n=60, distinct=8):

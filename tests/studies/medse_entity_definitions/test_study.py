@@ -1,6 +1,8 @@
 """Study 4's runs on the evaluation suite: run keys, checkpoint selection, the whitened rows' outputs, the
 suite report's pairs and groups, and saved models (short trainings of the tiny random model)."""
 
+import re
+
 import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
@@ -122,12 +124,15 @@ def test_suite_and_selection_tasks_must_be_english(corpus):
 
 
 def test_a_mixture_larger_than_the_linked_corpus_fails_when_the_study_is_built(tmp_path, corpus):
-    """The corpus's 600 sentences fit train_size 300, but not with 90% of them linked (about 120 are):
-    the study says so before any run, naming the parameter and the largest size that fits (the sweep's
-    shares are checked too)."""
-    fits = Study(params(corpus, train_size=100), tmp_path)
-    room = int(len(fits.with_entity) / 0.9)
-    with pytest.raises(ParameterError, match=rf"parameter 'train_size'.* at most about {room:,} sentences"):
+    """The corpus's 600 sentences fit train_size 300, but not with 90% of them linked (about 120 are): the
+    study says so before any run, naming the parameter and the largest size that fits, which does fit when
+    one more does not; a sweep's share is checked too, and named."""
+    with pytest.raises(ParameterError, match=r"parameter 'train_size'.*\(none_share\)") as err:
         Study(params(corpus, train_size=300), tmp_path)
-    with pytest.raises(ParameterError, match="S_none share of 0%"):
-        Study(params(corpus, train_size=room - 1, none_share_sweep=[0.0]), tmp_path)  # the main share fits
+    largest = int(re.search(r"the largest that fits is ([\d,]+)", str(err.value))[1].replace(",", ""))
+    assert 64 <= largest < 300
+    Study(params(corpus, train_size=largest), tmp_path)
+    with pytest.raises(ParameterError, match=f"the largest that fits is {largest:,}"):
+        Study(params(corpus, train_size=largest + 1), tmp_path)
+    with pytest.raises(ParameterError, match=r"S_none share of 0% \(none_share_sweep\)"):
+        Study(params(corpus, train_size=largest, none_share_sweep=[0.0]), tmp_path)
