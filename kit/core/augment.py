@@ -89,6 +89,13 @@ def _distinct(u: list[float], n: int, k: int) -> list[int]:
     return idx[:k]
 
 
+def _two_distinct(u0: float, u1: float, n: int) -> tuple[int, int]:
+    """``_distinct([u0, u1], n, 2)`` in constant time: the first two steps of the same shuffle."""
+    i = int(u0 * n)
+    j = 1 + int(u1 * (n - 1))
+    return i, (0 if j == i else j)
+
+
 @dataclass
 class Augmenter:
     """Base class: ``ratio`` is the share of units edited (0.1, 0.2, 0.3 in the paper)."""
@@ -170,7 +177,7 @@ class RandomSwap(Augmenter):
         order = list(range(n))
         u = rng.random(2 * k).tolist()
         for t in range(k):
-            i, j = _distinct(u[2 * t : 2 * t + 2], n, 2)
+            i, j = _two_distinct(u[2 * t], u[2 * t + 1], n)
             order[i], order[j] = order[j], order[i]
         return [(units[o], KEEP if o == i else MOVE) for i, o in enumerate(order)]
 

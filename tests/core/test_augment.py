@@ -85,6 +85,33 @@ def test_swap_keeps_the_multiset():
         assert any(op == MOVE for _, op in out)
 
 
+def test_swap_draws_the_pairs_it_drew_before_it_became_linear():
+    """Each pair is the first two steps of the partial shuffle ``_distinct`` (so cached runs stay valid)."""
+    from kit.core.augment import _distinct, _two_distinct
+
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 7, 100):
+        for u0, u1 in rng.random((2000, 2)).tolist():
+            assert _two_distinct(u0, u1, n) == tuple(_distinct([u0, u1], n, 2))
+
+
+@pytest.mark.parametrize("language, text", [("en", " ".join(f"w{i}" for i in range(100_000))), ("zh", "，。" * 50_000)])
+def test_swap_is_linear_in_the_length_like_deletion(language, text):
+    """100k units: swap within a few times deletion's time on the same input (it was quadratic: ~100x)."""
+    import time
+
+    def best_of_3(augmenter) -> float:
+        times = []
+        for seed in range(3):
+            t0 = time.perf_counter()
+            augmenter(text, np.random.default_rng(seed))
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    ratio = best_of_3(RandomSwap(0.1, language)) / best_of_3(WordDeletion(0.1, language))
+    assert ratio < 5, f"swap takes {ratio:.1f}x deletion's time on 100k units"
+
+
 def test_deletion_removes_round_ratio_n_and_keeps_order():
     units = tokenize(SENT)
     out = WordDeletion(0.2).edits(SENT, np.random.default_rng(0))
