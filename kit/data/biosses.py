@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, open_text, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, excerpt, open_text, resolve
 from kit.data.types import STSPairs
 from kit.paths import shown
 
@@ -55,11 +55,12 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
     """Load BIOSSES (columns id, split, sentence1, sentence2, annotator_a..e, score)."""
     file = resolve(BIOSSES, path)
     s1, s2, scores, splits = [], [], [], []
+    first_line: dict[str, int] = {}  # pair id -> the line it was read at
     with open_text(file) as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header != COLUMNS:
-            raise MalformedDataError(f"{file}:1: header {header} != expected {COLUMNS}")
+            raise MalformedDataError(f"{file}:1: not a BIOSSES header; expected the columns {COLUMNS}")
         for line, row in enumerate(reader, 2):
             if len(row) != len(COLUMNS):
                 raise MalformedDataError(
@@ -71,11 +72,14 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
             try:
                 score = float(row[-1])
             except ValueError:
-                raise MalformedDataError(f"{file}:{line}: score {row[-1]!r} is not a number") from None
+                raise MalformedDataError(f"{file}:{line}: score {excerpt(row[-1])} is not a number") from None
             if not 0 <= score <= 4:
                 raise MalformedDataError(f"{file}:{line}: score {score} is outside BIOSSES' 0-4 scale")
             if row[1] not in SPLITS:
-                raise MalformedDataError(f"{file}:{line}: split {row[1]!r} is not one of {SPLITS}")
+                raise MalformedDataError(f"{file}:{line}: split {excerpt(row[1])} is not one of {SPLITS}")
+            if row[0] in first_line:
+                raise MalformedDataError(f"{file}:{line}: pair id {excerpt(row[0])} repeats line {first_line[row[0]]}")
+            first_line[row[0]] = line
             s1.append(row[2].strip())
             s2.append(row[3].strip())
             scores.append(score)

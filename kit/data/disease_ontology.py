@@ -29,11 +29,16 @@ def load_disease_ontology(path: str | os.PathLike | None = None) -> list[EntityE
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header is None or header[:3] != ["id", "name", "definition"]:
-            raise MalformedDataError(f"{file}:1: header {header} does not start with ['id', 'name', 'definition']")
+            raise MalformedDataError(
+                f"{file}:1: not a Disease Ontology header; expected id, name, definition[, synonyms]"
+            )
         out = []
         for line, row in enumerate(reader, 2):
             if len(row) not in (3, 4) or not row[1].strip() or not row[2].strip():
-                raise MalformedDataError(f"{file}:{line}: expected id, name, definition[, synonyms], got {row!r}")
+                raise MalformedDataError(
+                    f"{file}:{line}: expected id, name, definition[, synonyms] with a name and a definition, got "
+                    f"{len(row)} tab-separated column(s)"
+                )
             synonyms = tuple(s.strip() for s in (row[3] if len(row) == 4 else "").split("|") if s.strip())
             out.append(EntityEntry(row[0], row[1].strip(), synonyms, row[2].strip().replace("_", " ")))
     return out

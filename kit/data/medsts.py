@@ -46,7 +46,8 @@ def load_sts_tsv(path: str | os.PathLike | None, name: str = "MedSTS") -> STSPai
                 a, b, score = row[0].strip(), row[1].strip(), float(row[2])
             except (IndexError, ValueError):
                 raise MalformedDataError(
-                    f"{file}:{line}: expected 'sentence1<TAB>sentence2<TAB>score', got {row!r}"
+                    f"{file}:{line}: expected 'sentence1<TAB>sentence2<TAB>score' with a numeric score, got "
+                    f"{len(row)} tab-separated column(s)"
                 ) from None
             s1.append(a)
             s2.append(b)

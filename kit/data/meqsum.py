@@ -29,7 +29,7 @@ def load_meqsum(path: str | os.PathLike | None = None) -> SummaryPairs:
     with open_text(file) as f:
         reader = csv.DictReader(f, delimiter="\t")
         if reader.fieldnames != ["file", "chq", "summary"]:
-            raise MalformedDataError(f"{file}:1: header {reader.fieldnames} != ['file', 'chq', 'summary']")
+            raise MalformedDataError(f"{file}:1: not a MeQSum header; expected the columns ['file', 'chq', 'summary']")
         rows = list(reader)
     for i, r in enumerate(rows, 2):
         if not (r["chq"] or "").strip() or not (r["summary"] or "").strip():

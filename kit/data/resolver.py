@@ -59,7 +59,15 @@ class SplitNotAvailableError(DataNotFoundError):
 
 
 class MalformedDataError(ValueError):
-    """A row of a data file breaks its format; the message names file and line."""
+    """A row of a data file breaks its format; the message names file and line. It quotes at most a short
+    ``excerpt`` of a value parsed as data, and nothing of a file whose first line is not the format's: the
+    file may not be the one the user meant to share (``biosses_path: /etc/shadow``)."""
+
+
+def excerpt(value: object, limit: int = 30) -> str:
+    """``repr`` of at most ``limit`` characters of ``value`` (as text), for an error message about one cell."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def cache_dir() -> Path:

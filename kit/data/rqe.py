@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, read_jsonl, resolve
+from kit.data.resolver import DatasetSpec, MalformedDataError, excerpt, read_jsonl, resolve
 from kit.data.types import LabeledTexts
 from kit.paths import shown
 
@@ -40,9 +40,9 @@ def load_rqe(split: str, path: str | os.PathLike | None = None) -> LabeledTexts:
             stacklevel=2,
         )
         rows = [r for r in rows if r.get("pid", "?") not in empty]
-    bad = sorted({r["label"] for r in rows} - {"true", "false"})
+    bad = sorted({str(r["label"]) for r in rows} - {"true", "false"})
     if bad:
-        raise MalformedDataError(f"{file}: labels {bad} are not 'true'/'false'")
+        raise MalformedDataError(f"{file}: labels {', '.join(map(excerpt, bad[:5]))} are not 'true'/'false'")
     return LabeledTexts(
         "rqe",
         split,

@@ -49,6 +49,7 @@ BIOSSES_EDITS = {
     "misspelt split": (set_cell(1, "tset"), ":2: split 'tset' is not one of ('train', 'dev', 'test')"),
     "score not a number": (set_cell(-1, "high"), ":2: score 'high' is not a number"),
     "empty sentence": (set_cell(2, " "), ":2: empty sentence1"),
+    "repeated pair id": (set_cell(0, "2"), ":3: pair id '2' repeats line 2"),
 }
 
 
@@ -64,7 +65,7 @@ def test_bad_biosses_rows_are_named_with_their_line(tmp_path, biosses, edit, mes
     [
         ("corpus_path", b"", "no sentences"),
         ("corpus_path", b"ok\n\xff\n", ":2: not UTF-8 text"),
-        ("biosses_path", b"id\tsplit\n", ":1: header"),
+        ("biosses_path", b"id\tsplit\n", ":1: not a BIOSSES header"),
         ("biosses_path", None, "the explicit path"),
     ],
 )
@@ -100,3 +101,43 @@ def test_every_study_checks_its_data_paths_up_front(tmp_path):
                     ).check_resources()
                 checked.append(f"{notebook}.{field.name}")
     assert len(checked) >= 9, checked
+
+
+SECRET = "root:$6$Xk2pQ9$d8f7secretHASHvalue:19700:0:99999:7:::"
+
+
+def _disease_ontology(path):
+    from kit.data import load_disease_ontology
+
+    return load_disease_ontology(path)
+
+
+def _meqsum(path):
+    from kit.data import load_meqsum
+
+    return load_meqsum(path)
+
+
+def _medsts(path):
+    from kit.data.medsts import load_sts_tsv
+
+    return load_sts_tsv(path)
+
+
+def _rqe(path):
+    from kit.data import load_rqe
+
+    return load_rqe("test_mediqa2019", path)
+
+
+@pytest.mark.parametrize("load", [load_biosses, _disease_ontology, _meqsum, _medsts, _rqe])
+@pytest.mark.parametrize("second_line", ["", "daemon:*:19700:0:99999:7:::\n"])
+def test_a_file_that_is_not_the_dataset_is_named_without_quoting_it(tmp_path, load, second_line):
+    """``biosses_path: /etc/shadow``: the error names the file and line, and echoes none of its content."""
+    path = tmp_path / "shadow"
+    path.write_text(f"{SECRET}\n{second_line}")
+    with pytest.raises(MalformedDataError) as err:
+        load(path)
+    assert str(path) in str(err.value) and ":1" in str(err.value)
+    for part in ("root", "secret", "Xk2p", "19700", "daemon"):
+        assert part not in str(err.value).replace(str(path), ""), err.value
