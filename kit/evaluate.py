@@ -20,14 +20,16 @@ import sys
 import time
 from pathlib import Path
 
+from kit.core.cli import Parser, integer, open_interval, output_folder
 from kit.core.files import write_text_atomic
-from kit.data import DataNotFoundError
-from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache
+from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.suite import SuiteResult, evaluate
+from kit.evaluation.task import Task
 from kit.evaluation.tasks import GROUPS, TASKS, select
 from kit.paths import REPORTS, shown
 
 NUMERIC = ("items", "score", "p", "detectable")
+MIN_DRAWS = 100  # resamples, permutations: below 100 a 95% interval ends on fewer than three draws, p on 0.01
 
 
 class Console:
@@ -148,52 +150,122 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     )
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m kit.evaluate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("models", nargs="+", help="aliases, Hugging Face names or folders; the first is the baseline")
+def task_or_group(name: str) -> str:
+    """A ``type=`` for ``--tasks``: a task or group name of ``kit.evaluation.tasks``."""
+    try:
+        select([name])
+    except KeyError as err:
+        raise argparse.ArgumentTypeError(err.args[0]) from None
+    return name
+
+
+def parser() -> Parser:
+    """The arguments, each checked where argparse reads it (see ``kit.core.cli``); the models' folders and
+    files too (``kit.core.models.check_available``)."""
+    from kit.core.devices import device_argument
+    from kit.core.models import MIN_MAX_LENGTH, POOLERS, model_argument
+
+    ap = Parser(prog="python -m kit.evaluate", description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "models",
+        nargs="+",
+        type=model_argument,
+        help="aliases, Hugging Face names or folders; the first is the baseline",
+    )
     ap.add_argument(
         "--tasks",
         nargs="+",
+        type=task_or_group,
         default=["all"],
         help=f"task names or groups ({', '.join(GROUPS)}); tasks: {', '.join(TASKS)} (default: all)",
     )
-    ap.add_argument("--out", default=str(REPORTS / "evaluation"), help="output folder (default: reports/evaluation)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutation draws (default 0)")
-    ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    ap.add_argument("--permutations", type=int, default=2000, help="permutations of the p-value (default 2000)")
-    ap.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    ap.add_argument("--pooler", default="auto", help="pooler, or auto: what the model declares (default)")
-    ap.add_argument("--max-length", type=int, default=256, help="tokens per text (default 256)")
     ap.add_argument(
-        "--batch-tokens", type=int, default=3072, help="padded tokens per forward pass (default 3072; 0: --batch-size)"
+        "--out",
+        type=output_folder,
+        default=str(REPORTS / "evaluation"),
+        help="output folder (default: reports/evaluation)",
     )
-    ap.add_argument("--batch-size", type=int, default=64, help="texts per forward pass with --batch-tokens 0")
+    ap.add_argument(
+        "--seed", type=integer(0), default=0, help="seed of the bootstrap and permutation draws, 0 or more (default 0)"
+    )
+    ap.add_argument(
+        "--resamples",
+        type=integer(MIN_DRAWS),
+        default=2000,
+        help=f"bootstrap resamples, at least {MIN_DRAWS} (default 2000)",
+    )
+    ap.add_argument(
+        "--permutations",
+        type=integer(MIN_DRAWS),
+        default=2000,
+        help=f"permutations of the p-value, at least {MIN_DRAWS} (default 2000)",
+    )
+    ap.add_argument(
+        "--confidence", type=open_interval(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
+    )
+    ap.add_argument(
+        "--pooler",
+        choices=("auto", *POOLERS),
+        default="auto",
+        help="pooler, or auto: what the model declares (default)",
+    )
+    ap.add_argument(
+        "--max-length",
+        type=integer(MIN_MAX_LENGTH),
+        default=256,
+        help=f"tokens per text, [CLS] and [SEP] included (default 256; at least {MIN_MAX_LENGTH}: one text token)",
+    )
+    ap.add_argument(
+        "--batch-tokens",
+        type=integer(0),
+        default=3072,
+        help="padded tokens per forward pass (default 3072; 0: --batch-size)",
+    )
+    ap.add_argument(
+        "--batch-size", type=integer(1), default=64, help="texts per forward pass with --batch-tokens 0 (default 64)"
+    )
     ap.add_argument("--precision", choices=PRECISIONS, default="fp32", help="fp32 (default) or bf16 autocast")
-    ap.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N")
-    ap.add_argument("--cache", default=None, help="embedding cache folder (default: $KIT_CACHE/embeddings)")
+    ap.add_argument(
+        "--device", type=device_argument, default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps"
+    )
+    ap.add_argument(
+        "--cache",
+        type=output_folder,
+        default=str(default_cache()),
+        help="embedding cache folder (default: $KIT_CACHE/embeddings)",
+    )
     ap.add_argument("--no-cache", action="store_true", help="encode every text, read and write no cache")
-    return ap.parse_args(argv)
+    return ap
+
+
+def checked_tasks(args: argparse.Namespace) -> list[Task]:
+    """The tasks, after what argparse cannot check one value at a time: no model named twice, and every task's
+    dataset read (a missing or malformed one is refused before any model runs). Raises ``ValueError``
+    naming the argument."""
+    twice = sorted({m for m in args.models if args.models.count(m) > 1})
+    if twice:
+        raise ValueError(f"argument models: {', '.join(twice)} named twice; name each model once")
+    tasks = select(args.tasks)
+    for task in tasks:
+        try:
+            task.texts()
+        except (OSError, ValueError) as err:
+            raise ValueError(f"argument --tasks: {task.name}: {err}") from None
+    return tasks
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0 with the report written; 2 (``SystemExit``) when an argument, or a model or dataset it names, is
+    refused before any work; 1 when a model fails while it runs."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parse_args(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
+    try:
+        tasks = checked_tasks(args)
+    except ValueError as err:
+        ap.error(str(err))
     say = Console()
     try:
-        tasks = select(args.tasks)
-    except KeyError as err:
-        print(f"kit.evaluate: {err.args[0]}", file=sys.stderr)
-        return 2
-    if len(set(args.models)) != len(args.models):
-        print("kit.evaluate: a model is named twice", file=sys.stderr)
-        return 2
-    from kit.core.models import check_available
-
-    try:
-        for name in args.models:
-            check_available(name)
-        for task in tasks:  # every dataset read before any model runs: a missing one fails at once
-            task.texts()
         cache = None if args.no_cache else EmbeddingCache(args.cache)
         embedders = {
             name: Embedder.from_name(
@@ -211,9 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         say(f"{len(args.models)} model(s), {len(tasks)} task(s): {', '.join(t.name for t in tasks)}")
         result = evaluate(embedders, tasks, args.seed, args.resamples, args.permutations, args.confidence, progress=say)
-    except (OSError, ValueError) as err:  # a model or a dataset that is not here, a bad setting
-        kind = "data" if isinstance(err, DataNotFoundError) else "error"
-        print(f"kit.evaluate: {kind}: {err}", file=sys.stderr)
+    except (OSError, ValueError) as err:  # a model that fails to load or to run
+        print(f"kit.evaluate: error: {err}", file=sys.stderr)
         return 1
     say(f"done in {result.seconds:.1f}s")
     print(f"\n{title(result.models)}: scores x100 [{result.confidence:.0%} bootstrap interval]\n")

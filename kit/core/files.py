@@ -38,6 +38,16 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def normal_permissions(folder: str | Path) -> None:
+    """Give every file under ``folder`` the mode a plain ``open()`` would (0666 less the umask).
+    transformers writes weights through a private temporary file and renames it, which leaves them 0600."""
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in Path(folder).rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            path.chmod(0o666 & ~mask)
+
+
 def set_aside(path: str | Path, why: str) -> Path:
     """Rename a damaged file to ``<name>.damaged-<time>`` beside it and say so on stderr; returns the new path."""
     path = Path(path)

