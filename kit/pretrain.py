@@ -12,10 +12,14 @@ chinese-bert-wwm); none can be had offline. This module pretrains a small one on
   (transformers' ``DataCollatorForLanguageModeling``); no next-sentence task (as RoBERTa);
 - AdamW with linear warm-up and linear decay, bf16 autocast on CUDA, fp32 on CPU.
 
-Runs are seeded and resumable: the state is checkpointed every ``save_every`` steps (and at
-``until``) and a restarted run continues from it with the same batches, masks and dropout. The
-finished model is written as fp16 safetensors (``BertModel``, loadable by ``AutoModel``) with its
-tokenizer, its loss log and a model card (command, data, commit, steps, MLM losses, time).
+Runs are seeded, reproducible and resumable: the vocabulary is the same in every process
+(``build_tokenizer``), so on the CPU a rerun gives the same weights and loss log bit for bit; the state
+is checkpointed every ``save_every`` steps (and at ``until``) and a restarted run continues from it with
+the same batches, masks, dropout and loss log. ``run.json`` in the model folder records the run's
+settings and corpus digest from its start, so that a rerun resumes its own run and refuses a folder
+holding another. The finished model is written as fp16 safetensors (``BertModel``, loadable by
+``AutoModel``) with its tokenizer, its loss log and a model card (command, data, commit, steps, MLM
+losses, time).
 
 ``python -m kit.pretrain --corpus pubmed --out models/pubmed-bert-mini`` (``--help`` for the shape).
 """
@@ -24,9 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -34,15 +41,22 @@ import numpy as np
 import torch
 
 from kit.core.batches import Batches
-from kit.core.devices import autocast, describe, resolve_device
-from kit.core.files import write_atomic, write_text_atomic
+from kit.core.cli import Parser, integer, non_negative_number, open_interval, output_folder, positive_number
+from kit.core.devices import autocast, describe, device_argument, resolve_device
+from kit.core.files import normal_permissions, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
-from kit.core.progress import bar
+from kit.core.progress import bar, quiet_libraries
 from kit.core.train import read_checkpoint
 from kit.report.record import git_commit
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-CHECKPOINT_KEYS = frozenset("config model optimizer scheduler batches torch_rng cuda_rng log step".split())
+CHECKPOINT_KEYS = frozenset("run vocab model optimizer scheduler batches torch_rng cuda_rng log running step".split())
+RUN_RECORD = "run.json"
+CHECKPOINT = "checkpoint.pt"
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+FINISHED_FILES = (*MODEL_FILES, "training_log.json", "README.md")
+WRITTEN = (RUN_RECORD, CHECKPOINT, *FINISHED_FILES)  # every file kit.pretrain writes in a model folder
+MAX_POSITIONS = 512  # as BERT: evaluation encodes longer texts than pretraining saw
 
 
 @dataclass
@@ -92,36 +106,66 @@ class PretrainLog:
     vocabulary: int = 0  # tokens in the learnt vocabulary (at most vocab_size: a small corpus may give fewer)
 
 
-def build_tokenizer(texts: list[str], vocab_size: int, min_frequency: int = 2, folder: Path | None = None):
-    """A lower-cased WordPiece tokenizer learnt from ``texts`` (CJK characters split off as single
-    tokens, each kept), as a ``transformers`` fast tokenizer; saved to ``folder`` when given.
+def build_tokenizer(texts: list[str], vocab_size: int, min_frequency: int = 2):
+    """A lower-cased WordPiece tokenizer learnt from ``texts`` (CJK characters split off as single tokens,
+    each kept), as a ``transformers`` fast tokenizer; the same texts and settings give the same tokenizer
+    in every process (``tokenizer.json`` byte for byte).
 
-    Not bit-reproducible: ``tokenizers``' trainer breaks ties between equally frequent merges in hash
-    order, so two builds may differ in a few tokens at the frequency cut-off. ``pretrain`` therefore
-    writes the vocabulary into the model folder first and reuses a vocabulary it finds there."""
-    import tempfile
+    The token set is the one ``tokenizers``' WordPiece trainer learns. Left alone, that trainer numbers
+    the continuation pieces (``##e``) in Rust hash order as it meets them and breaks ties between equally
+    frequent merges by those numbers, so its set changed between processes (2 of 16 builds on the PubMed
+    corpus at 8,000 tokens swapped two tokens at the cut-off; 6 builds on ChineseBLUE at 6,000 gave 6 sets).
+    Here a first pass lists every continuation piece of the corpus and the trainer is given them, sorted,
+    before it starts, so that no number it uses depends on hashing: the set was then identical in every
+    process tried (see ``learnt_tokens``). The ids are not the trainer's but canonical (``canonical_vocab``)."""
+    return tokenizer_from_vocab(canonical_vocab(learnt_tokens(texts, vocab_size, min_frequency)))
 
-    from tokenizers import BertWordPieceTokenizer, processors
-    from transformers import PreTrainedTokenizerFast
+
+def learnt_tokens(texts: list[str], vocab_size: int, min_frequency: int) -> set[str]:
+    """The token set of ``tokenizers``' WordPiece trainer on ``texts``, its continuation pieces given up front
+    (``build_tokenizer`` says why): 17 processes on the PubMed corpus at 8,000 tokens, 8 on ChineseBLUE at
+    6,000 and 30 on 1,500 PubMed sentences at 800 each learnt one set, numbered alike by the trainer."""
+    pieces = _wordpiece(texts, 0, 1, SPECIAL_TOKENS)  # vocab_size 0: no merge, only the alphabet and pieces
+    continuations = sorted(t for t in pieces.get_vocab() if t.startswith("##"))
+    return set(_wordpiece(texts, vocab_size, min_frequency, SPECIAL_TOKENS + continuations).get_vocab())
+
+
+def _wordpiece(texts: list[str], vocab_size: int, min_frequency: int, special_tokens: list[str]):
+    from tokenizers import BertWordPieceTokenizer
 
     wp = BertWordPieceTokenizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
     # limit_alphabet: keep every character seen (the default, 1000, would drop most Chinese characters)
     wp.train_from_iterator(
-        texts, vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS, limit_alphabet=100_000
+        texts,
+        vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=special_tokens,
+        limit_alphabet=100_000,
+        show_progress=False,
     )
-    wp.post_processor = processors.BertProcessing(
-        ("[SEP]", wp.token_to_id("[SEP]")), ("[CLS]", wp.token_to_id("[CLS]"))
-    )
+    return wp
+
+
+def canonical_vocab(tokens: set[str]) -> dict[str, int]:
+    """Token -> id: the special tokens first, in ``SPECIAL_TOKENS``' order, then every other token in the
+    code-point order of its string (Python's ``sorted``)."""
+    return {token: i for i, token in enumerate([*SPECIAL_TOKENS, *sorted(set(tokens) - set(SPECIAL_TOKENS))])}
+
+
+def tokenizer_from_vocab(vocab: dict[str, int]):
+    """The kit's WordPiece tokenizer (lower-cased, CJK characters split off, [CLS] ... [SEP] around each
+    text) over ``vocab``, as a ``transformers`` fast tokenizer."""
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    wp = BertWordPieceTokenizer(vocab, clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
     with tempfile.TemporaryDirectory() as tmp:
         wp.save(str(Path(tmp) / "tokenizer.json"))
-        tokenizer = PreTrainedTokenizerFast(
+        return PreTrainedTokenizerFast(
             tokenizer_file=str(Path(tmp) / "tokenizer.json"),
             model_max_length=512,
             **dict(zip(("pad_token", "unk_token", "cls_token", "sep_token", "mask_token"), SPECIAL_TOKENS)),
         )
-    if folder is not None:
-        tokenizer.save_pretrained(folder)
-    return tokenizer
 
 
 def _model(config: PretrainConfig, tokenizer):
@@ -134,11 +178,27 @@ def _model(config: PretrainConfig, tokenizer):
         num_hidden_layers=config.layers,
         num_attention_heads=config.heads,
         intermediate_size=config.intermediate,
-        max_position_embeddings=512,  # as BERT: evaluation encodes longer texts than pretraining saw
+        max_position_embeddings=MAX_POSITIONS,
         pad_token_id=tokenizer.pad_token_id,
         attn_implementation="sdpa",
     )
     return BertForMaskedLM(bert)
+
+
+def _optimizer(model, config: PretrainConfig, device: torch.device):
+    """AdamW (no weight decay on biases and LayerNorm) and its schedule: linear warm-up over at least one
+    step, then linear decay to 0 at ``config.steps``."""
+    decay = [p for p in model.parameters() if p.ndim > 1]
+    no_decay = [p for p in model.parameters() if p.ndim <= 1]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.lr,
+        fused=device.type == "cuda",
+    )
+    warm = max(1, int(config.warmup * config.steps))
+    cool = max(1, config.steps - warm)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (config.steps - s) / cool)))
+    return opt, sched
 
 
 def _collate(collator, ids: list[list[int]], device: torch.device) -> dict[str, torch.Tensor]:
@@ -166,52 +226,61 @@ def heldout_loss(model, collator, ids: list[list[int]], device: torch.device, ba
     return total / max(count, 1)
 
 
-def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: int | None = None) -> PretrainLog:
-    """Pretrain on ``texts`` into the folder ``out``; resume from ``out/checkpoint.pt`` if present. The
-    vocabulary is learnt from the training sentences unless ``out`` already holds a tokenizer.
+def run_record(texts: list[str], config: PretrainConfig) -> dict:
+    """What makes a run the same run: its settings and its corpus (``run.json`` in the model folder)."""
+    return {"settings": asdict(config), "corpus": digest(texts), "sentences": len(texts)}
+
+
+def split(texts: list[str], config: PretrainConfig) -> tuple[list[str], list[str]]:
+    """(training, held-out) sentences: the last ``config.heldout`` after a shuffle seeded by ``config.seed``."""
+    order = np.random.default_rng(config.seed).permutation(len(texts))
+    cut = len(texts) - config.heldout
+    return [texts[i] for i in order[:cut]], [texts[i] for i in order[cut:]]
+
+
+def pretrain(
+    texts: list[str],
+    out: str | Path,
+    config: PretrainConfig,
+    until: int | None = None,
+    card: Callable[[PretrainLog], str] | None = None,
+) -> PretrainLog:
+    """Pretrain on ``texts`` into the folder ``out``; resume from ``out/checkpoint.pt`` if present (one of
+    another run, other settings or another corpus, is refused with ValueError). ``out/run.json`` records
+    the run from its start.
 
     ``until``: stop after this step (checkpointed) and return; a later call resumes. At ``config.steps``
-    the model (fp16 safetensors), tokenizer and ``training_log.json`` are written and the checkpoint
-    removed. The last ``config.heldout`` sentences (after a seeded shuffle) are never trained on."""
-    from transformers import AutoTokenizer, DataCollatorForLanguageModeling
+    the model (fp16 safetensors), tokenizer, ``training_log.json`` and, given ``card``, the model card
+    (``card(log)``, README.md) are written, then the checkpoint is removed: a run killed before that
+    redoes the last writes from it. The last ``config.heldout`` sentences (after a seeded shuffle) are
+    never trained on."""
+    from transformers import DataCollatorForLanguageModeling
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(config.device)
-    if len(texts) <= config.heldout + config.batch_size:
+    if len(texts) < config.heldout + config.batch_size:
         raise ValueError(f"corpus of {len(texts)} sentences is too small for {config.heldout} held out + one batch")
-    order = np.random.default_rng(config.seed).permutation(len(texts))
-    train_texts = [texts[i] for i in order[: len(texts) - config.heldout]]
-    heldout_texts = [texts[i] for i in order[len(texts) - config.heldout :]]
-
-    ckpt = out / "checkpoint.pt"
+    record = run_record(texts, config)
+    ckpt = out / CHECKPOINT
     state = read_checkpoint(ckpt, CHECKPOINT_KEYS)  # a damaged one is set aside: the run starts over
-    if state is not None and state["config"] != asdict(config):
-        raise ValueError(f"{ckpt} was written with other settings; remove it or use them: {state['config']}")
-    if (out / "tokenizer.json").exists():  # a resumed run's, or one given on purpose
-        tokenizer = AutoTokenizer.from_pretrained(out)
+    if state is not None and state["run"] != record:
+        raise ValueError(f"{ckpt} was written by a run of other settings or on another corpus: {state['run']}")
+    write_text_atomic(out / RUN_RECORD, json.dumps(record, indent=1))
+    train_texts, heldout_texts = split(texts, config)
+    if state is not None:  # the checkpoint's own vocabulary
+        tokenizer = tokenizer_from_vocab(state["vocab"])
     else:
-        tokenizer = build_tokenizer(train_texts, config.vocab_size, config.min_frequency, out)
-    vocabulary = len(tokenizer)
+        tokenizer = build_tokenizer(train_texts, config.vocab_size, config.min_frequency)
     encode = lambda ts: tokenizer(ts, truncation=True, max_length=config.max_length)["input_ids"]  # noqa: E731
     train_ids, heldout_ids = encode(train_texts), encode(heldout_texts)
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=config.mask_prob, return_tensors="pt")
 
     model = _model(config, tokenizer).to(device)
-    decay = [p for p in model.parameters() if p.ndim > 1]  # no weight decay on biases and LayerNorm
-    no_decay = [p for p in model.parameters() if p.ndim <= 1]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.lr,
-        fused=device.type == "cuda",
-    )
-    warm = max(1, int(config.warmup * config.steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (config.steps - s) / (config.steps - warm)))
-    )
+    opt, sched = _optimizer(model, config, device)
     batches = Batches(len(train_ids), config.batch_size, np.random.default_rng(config.seed))
     torch.manual_seed(config.seed)
     log, step = PretrainLog(), 0
+    running = torch.zeros((), device=device)  # the sum of the losses since the last logged step
     if state is not None:
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
@@ -220,14 +289,15 @@ def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: i
         torch.set_rng_state(state["torch_rng"])
         if state["cuda_rng"] is not None and device.type == "cuda":
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-        log, step = PretrainLog(**state["log"]), state["step"]
+        log, step, running = PretrainLog(**state["log"]), state["step"], state["running"].to(device)
     else:
         log.heldout_start = heldout_loss(model, collator, heldout_ids, device)
-        log.vocabulary = vocabulary
+        log.vocabulary = len(tokenizer)
 
     def save_checkpoint() -> None:
         saved = {
-            "config": asdict(config),
+            "run": record,
+            "vocab": tokenizer.get_vocab(),
             "model": model.state_dict(),
             "optimizer": opt.state_dict(),
             "scheduler": sched.state_dict(),
@@ -235,13 +305,13 @@ def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: i
             "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if device.type == "cuda" else None,
             "log": asdict(log),
+            "running": running.cpu(),
             "step": step,
         }
         write_atomic(ckpt, lambda tmp: torch.save(saved, tmp))
 
     stop = min(config.steps, until if until is not None else config.steps)
     model.train()
-    running = torch.zeros((), device=device)
     progress = bar(total=config.steps, initial=step, desc=f"MLM {out.name}")
     t0 = time.perf_counter()
     while step < stop:
@@ -271,6 +341,9 @@ def pretrain(texts: list[str], out: str | Path, config: PretrainConfig, until: i
     log.heldout_end = heldout_loss(model, collator, heldout_ids, device)
     _save_model(model, tokenizer, out)
     write_text_atomic(out / "training_log.json", json.dumps(asdict(log), indent=1))
+    if card is not None:
+        write_text_atomic(out / "README.md", card(log))
+    normal_permissions(*(out / name for name in FINISHED_FILES))  # transformers leaves the weights 0600
     ckpt.unlink(missing_ok=True)
     return log
 
@@ -323,7 +396,15 @@ this one saw a few million tokens: a stand-in for the direction of the papers' e
 Weights are stored in fp16 (safetensors); the kit loads them in fp32. `training_log.json` holds the
 loss every {config.log_every} steps. Load it by its alias in the kit, or with
 `transformers.AutoModel.from_pretrained` on this folder.
+
+Rerunning the command at this commit (same corpus, same library versions) into a new folder reproduces the
+vocabulary (`tokenizer.json`) byte for byte on any machine, and on the same device type the training: on
+the CPU the weights and the loss log bit for bit; on a GPU (bf16 autocast) the kernels need not be
+deterministic, so the weights agree closely but not necessarily bit for bit.
 """
+
+
+CORPORA = ("pubmed", "chineseblue")
 
 
 def load_corpus(name: str) -> tuple[str, list[str]]:
@@ -340,26 +421,183 @@ def load_corpus(name: str) -> tuple[str, list[str]]:
     return f"sentences from {name}", load_pubmed_sentences(name)
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(prog="python -m kit.pretrain", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpus", required=True, help="pubmed, chineseblue, or a .txt/.txt.gz file (one sentence a line)")
-    ap.add_argument("--out", required=True, help="model folder (e.g. models/pubmed-bert-mini); resumes if checkpointed")
-    ap.add_argument("--until", type=int, default=None, help="stop after this step (checkpointed); rerun to resume")
-    defaults = PretrainConfig()
-    for name, value in asdict(defaults).items():
-        ap.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+def corpus_name(text: str) -> str:
+    """A ``type=`` for --corpus: a shared corpus's name, or a regular .txt or .txt.gz file."""
+    if text in CORPORA:
+        return text
+    if not text.endswith((".txt", ".txt.gz")):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither {' nor '.join(CORPORA)} nor a .txt or .txt.gz file")
+    if not os.path.exists(text):
+        raise argparse.ArgumentTypeError(f"no such file: {text}")
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text} is not a regular file (give a .txt or .txt.gz file)")
+    return text
+
+
+SETTING_TYPES = {  # PretrainConfig's fields on the command line
+    "vocab_size": integer(len(SPECIAL_TOKENS) + 1),
+    "min_frequency": integer(1),
+    "layers": integer(1),
+    "hidden": integer(1),
+    "heads": integer(1),
+    "intermediate": integer(1),
+    "max_length": integer(3),  # [CLS], one token, [SEP]
+    "batch_size": integer(1),
+    "steps": integer(1),
+    "lr": positive_number,
+    "warmup": open_interval(0, 1),
+    "weight_decay": non_negative_number,
+    "mask_prob": open_interval(0, 1),
+    "heldout": integer(1),
+    "seed": integer(0),
+    "device": device_argument,
+    "save_every": integer(1),
+    "log_every": integer(1),
+}
+
+
+SETTING_HELP = {  # where the type's name does not say all that is allowed
+    "hidden": "integer >= 1, a multiple of --heads",
+    "max_length": f"integer in 3..{MAX_POSITIONS}, tokens kept of a sentence",
+    "warmup": "share of the steps, in (0, 1)",
+    "heldout": "integer >= 1, sentences never trained on",
+    "device": "auto (CUDA when present), cpu, cuda, cuda:N or mps",
+}
+
+
+def parser() -> Parser:
+    ap = Parser(prog="python -m kit.pretrain", description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--corpus",
+        required=True,
+        type=corpus_name,
+        help="pubmed, chineseblue, or a .txt/.txt.gz file (one sentence a line)",
+    )
+    ap.add_argument(
+        "--out",
+        required=True,
+        type=lambda text: Path(output_folder(text)),
+        help="model folder (e.g. models/pubmed-bert-mini), created if missing; a folder holding this run (same "
+        "settings and corpus) resumes it, or if finished is left as it is; one holding anything else is refused",
+    )
+    ap.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"train into an --out that holds another run or model, replacing the files kit.pretrain writes "
+        f"({', '.join(WRITTEN)}); other files are left",
+    )
+    ap.add_argument(
+        "--until",
+        type=integer(1),
+        default=None,
+        help="stop after this step (1..--steps, checkpointed); rerun to resume",
+    )
+    for name, value in asdict(PretrainConfig()).items():
+        kind = SETTING_TYPES[name]
+        allowed = SETTING_HELP.get(name, kind.__name__.replace("_", " "))
+        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=value, help=f"{allowed}; default {value}")
+    return ap
+
+
+def held_run(out: Path, record: dict) -> tuple[str, str]:
+    """What the folder ``out`` holds: ("new", "") when it is missing or empty, ("resume", "") or
+    ("finished", "") for the run of ``record`` (``run_record``), else ("other", a phrase naming what)."""
+    if not out.is_dir() or not any(out.iterdir()):
+        return "new", ""
+    try:
+        held = json.loads((out / RUN_RECORD).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        names = sorted(p.name for p in out.iterdir())
+        return "other", f"files of no kit.pretrain run ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})"
+    except (OSError, ValueError):
+        held = None
+    if held == record:
+        finished = not (out / CHECKPOINT).exists() and all((out / name).exists() for name in FINISHED_FILES)
+        return ("finished" if finished else "resume"), ""
+    if not isinstance(held, dict) or not isinstance(held.get("settings"), dict):
+        return "other", f"a {RUN_RECORD} that kit.pretrain cannot read"
+    other = [
+        f"--{k.replace('_', '-')} {held['settings'].get(k)}"
+        for k, v in record["settings"].items()
+        if held["settings"].get(k) != v
+    ]
+    if held.get("corpus") != record["corpus"]:
+        other.append(f"a corpus of {held.get('sentences')} sentences, digest {held.get('corpus')}")
+    return "other", f"another run ({', '.join(other)} there)"
+
+
+def checked_config(ap: Parser, settings: dict, until: int | None) -> PretrainConfig:
+    """The run's settings, once those that depend on each other agree (each alone was checked by its type)."""
+    if settings["hidden"] % settings["heads"]:
+        ap.error(f"argument --hidden: must be a multiple of --heads ({settings['heads']}), got {settings['hidden']}")
+    if settings["max_length"] > MAX_POSITIONS:
+        ap.error(
+            f"argument --max-length: must be at most {MAX_POSITIONS} (the model's positions), "
+            f"got {settings['max_length']}"
+        )
+    if until is not None and until > settings["steps"]:
+        ap.error(f"argument --until: must be a step in 1..{settings['steps']} (--steps), got {until}")
+    return PretrainConfig(**settings)
+
+
+def checked_corpus(ap: Parser, corpus: str, config: PretrainConfig) -> tuple[str, list[str]]:
+    """(description, sentences) of --corpus, once read whole and found large enough for ``config``."""
+    try:
+        description, texts = load_corpus(corpus)
+    except (OSError, ValueError) as err:  # missing shared data, an unreadable or malformed file
+        ap.error(f"argument --corpus: {err}")
+    if len(texts) < config.heldout + config.batch_size:
+        ap.error(
+            f"argument --heldout/--batch-size: --corpus {corpus} has {len(texts):,} sentences; --heldout "
+            f"{config.heldout:,} plus one batch of --batch-size {config.batch_size:,} needs at least "
+            f"{config.heldout + config.batch_size:,}"
+        )
+    return description, texts
+
+
+def claimed_out(ap: Parser, out: Path, record: dict, overwrite: bool) -> str:
+    """What ``out`` held (``held_run``), made the folder of the run of ``record`` unless that run is finished
+    there. One that holds anything else is refused, unless ``overwrite``: then the files kit.pretrain writes
+    are removed from it."""
+    state, what = held_run(out, record)
+    if state == "finished":
+        return state
+    if state == "other" and not overwrite:
+        ap.error(f"argument --out: {out} holds {what}; give another --out, or --overwrite to replace it")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        ap.error(f"argument --out: cannot create {out} ({err.strerror}); give a folder in a writable place")
+    if state == "other":
+        for name in WRITTEN:
+            (out / name).unlink(missing_ok=True)
+    return state
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line. Every argument and file is checked before any work: a bad one is refused with one
+    line on stderr (naming it and what is allowed) and exit code 2, and nothing is written."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    ap = parser()
     args = vars(ap.parse_args(argv))
-    out, corpus, until = Path(args.pop("out")), args.pop("corpus"), args.pop("until")
-    config = PretrainConfig(**args)
-    description, texts = load_corpus(corpus)
-    log = pretrain(texts, out, config, until)
+    quiet_libraries()
+    out, corpus, until, overwrite = args.pop("out"), args.pop("corpus"), args.pop("until"), args.pop("overwrite")
+    config = checked_config(ap, args, until)
+    description, texts = checked_corpus(ap, corpus, config)
+    state = claimed_out(ap, out, run_record(texts, config), overwrite)
+    if state == "finished":
+        print(f"{out} holds this run, finished: nothing to do (remove the folder to train it again)")
+        return 0
+    if state == "resume" and (out / CHECKPOINT).exists():
+        print(f"{out}: resuming this run from its checkpoint")
+    card = lambda log: model_card(out.name, description, texts, config, log, argv)  # noqa: E731
+    log = pretrain(texts, out, config, until, card)
     if log.heldout_end is None:
-        print(f"stopped at step {log.steps[-1] if log.steps else until} of {config.steps}; rerun to resume")
-        return
-    write_text_atomic(out / "README.md", model_card(out.name, description, texts, config, log, argv))
+        print(f"{out}: checkpointed before step {config.steps} (--until {until}); rerun without --until to finish")
+        return 0
     print(f"{out}: held-out MLM loss {log.heldout_start:.3f} -> {log.heldout_end:.3f}, {log.train_seconds:.0f} s")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -67,6 +67,17 @@ def positive_number(text: str) -> float:
     return value
 
 
+def non_negative_number(text: str) -> float:
+    """A ``type=`` for a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
+
+
 def output_folder(text: str) -> str:
     """A ``type=`` for an output folder: one that exists, or that can be made in its nearest existing parent;
     either writable by this user. Nothing is created here."""

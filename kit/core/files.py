@@ -38,14 +38,15 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
-def normal_permissions(folder: str | Path) -> None:
-    """Give every file under ``folder`` the mode a plain ``open()`` would (0666 less the umask).
-    transformers writes weights through a private temporary file and renames it, which leaves them 0600."""
+def normal_permissions(*paths: str | Path) -> None:
+    """Give each file of ``paths`` (every file under a folder among them) the mode a plain ``open()`` would,
+    0666 less the umask: transformers writes weights through a private temporary file, which leaves them 0600."""
     mask = os.umask(0)
     os.umask(mask)
-    for path in Path(folder).rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            path.chmod(0o666 & ~mask)
+    for path in map(Path, paths):
+        for file in [path] if path.is_file() else path.rglob("*"):
+            if file.is_file() and not file.is_symlink():
+                file.chmod(0o666 & ~mask)
 
 
 def set_aside(path: str | Path, why: str) -> Path:
