@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from typing import Any, Literal
 import yaml
 
 from kit.core.devices import check_device
-from kit.core.models import ALIASES, PoolerName, check_available
+from kit.core.models import ALIASES, MIN_MAX_LENGTH, PoolerName, check_available
 
 if typing.TYPE_CHECKING:
     from kit.core.train import TrainConfig
@@ -159,6 +160,13 @@ def save_models_param():
     )
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlist = _REPR.maxdict = 8
+_REPR.maxlevel = 3
+_shown = _REPR.repr
+"""A value as error messages quote it: at most a few dozen characters, whatever its size."""
+
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
@@ -180,18 +188,18 @@ def _check_type(key: str, value: Any, tp: Any) -> Any:
         raise ParameterError(" or ".join(errors))
     if origin is Literal:
         if value not in args:
-            raise ParameterError(f"parameter '{key}': {value!r} is not one of the allowed values {list(args)}")
+            raise ParameterError(f"parameter '{key}': {_shown(value)} is not one of the allowed values {list(args)}")
         return value
     if origin is list:
         if not isinstance(value, list):
-            raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {value!r}")
+            raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {_shown(value)}")
         return [_check_type(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if tp is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
         return float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string
     if tp in (int, float, str, bool) and not (isinstance(value, tp) and not (tp is int and isinstance(value, bool))):
-        raise ParameterError(f"parameter '{key}': expected {tp.__name__}, got {type(value).__name__} {value!r}")
+        raise ParameterError(f"parameter '{key}': expected {tp.__name__}, got {type(value).__name__} {_shown(value)}")
     return value
 
 
@@ -205,7 +213,7 @@ def _check_constraints(key: str, value: Any, meta: dict) -> None:
     items = value if isinstance(value, list) else [value]
     unknown = [v for v in items if meta["choices"] is not None and v is not None and v not in meta["choices"]]
     if unknown:
-        raise ParameterError(f"parameter '{key}': unknown value(s) {unknown}; allowed: {list(meta['choices'])}")
+        raise ParameterError(f"parameter '{key}': unknown value(s) {_shown(unknown)}; allowed: {list(meta['choices'])}")
     for v in items:
         if v is None or isinstance(v, (str, bool)):
             continue
@@ -216,7 +224,7 @@ def _check_constraints(key: str, value: Any, meta: dict) -> None:
             ("lt", lambda b: v >= b),
         ):
             if meta[bound] is not None and fails(meta[bound]):
-                raise ParameterError(f"parameter '{key}': must be {_bound_words(meta)}, got {value!r}")
+                raise ParameterError(f"parameter '{key}': must be {_bound_words(meta)}, got {_shown(value)}")
 
 
 def _bound_words(meta: dict) -> str:
@@ -287,7 +295,9 @@ class Params:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - set(fields))
         if unknown:
-            raise ParameterError(f"unknown parameter(s) {unknown} for {cls.__name__}; allowed: {sorted(fields)}")
+            raise ParameterError(
+                f"unknown parameter(s) {_shown(unknown)} for {cls.__name__}; allowed: {sorted(fields)}"
+            )
         checked = {k: _check_type(k, v, hints[k]) for k, v in values.items()}
         params = cls(**checked)
         for name, f in fields.items():
@@ -372,7 +382,7 @@ class ContrastiveTrainingParams(Params):
     eval_every: int = param(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
     batch_size: int = param(32, "sentences per batch; each sentence's negatives are the others", min=2)
     lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
-    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=1)
+    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=MIN_MAX_LENGTH)
     temperature: float = param(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
     device: str = device_param()
     compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
@@ -432,12 +442,54 @@ class RunFile:
         return self.path.stem
 
 
+MAX_RUN_FILE_BYTES = 1 << 20
+"""A run file is a few lines of parameters; a larger one is refused unread."""
+MAX_RUN_FILE_NODES = 100_000
+"""Values in a run file once its YAML aliases are expanded: a bomb (aliases of aliases) is refused unbuilt."""
+
+
+def _expanded_nodes(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """The number of values ``node`` stands for once every alias in it is expanded (memoised by node)."""
+    if id(node) not in sizes:
+        sizes[id(node)] = 1  # a node that contains itself counts once
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        if isinstance(node, yaml.CollectionNode):
+            sizes[id(node)] = 1 + sum(_expanded_nodes(child, sizes) for child in children)
+    return sizes[id(node)]
+
+
+def _load_yaml(path: Path) -> Any:
+    """The YAML document of ``path`` (None when it holds none), refusing a file over ``MAX_RUN_FILE_BYTES`` and
+    a document of more than ``MAX_RUN_FILE_NODES`` values after alias expansion, before building it."""
+    size = path.stat().st_size
+    if size > MAX_RUN_FILE_BYTES:
+        raise ParameterError(
+            f"{size:,} bytes; a run file is at most {MAX_RUN_FILE_BYTES:,} (a few lines of parameters)"
+        )
+    loader = _UniqueKeyLoader(path.read_text(encoding="utf-8"))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            nodes = _expanded_nodes(node, {})
+        except RecursionError:
+            raise ParameterError("values nested too deeply for a run file") from None
+        if nodes > MAX_RUN_FILE_NODES:
+            raise ParameterError(
+                f"its aliases expand to {nodes:,} values; a run file holds at most {MAX_RUN_FILE_NODES:,}"
+            )
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_run_file(path: str | Path) -> RunFile:
-    """A flat YAML mapping of parameters. The notebook is the file's folder name
+    """A flat YAML mapping of parameters, at least one. The notebook is the file's folder name
     (``params/<notebook>/<run>.yaml``), or the optional top-level key ``notebook``."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader) or {}
+        data = _load_yaml(path)
     except ParameterError as err:
         raise ParameterError(f"{path}: {err}") from None
     except UnicodeDecodeError as err:
@@ -448,6 +500,11 @@ def read_run_file(path: str | Path) -> RunFile:
         raise ParameterError(f"{path}: YAML syntax error at {where}: {err.problem or err.context}") from None
     except yaml.YAMLError as err:
         raise ParameterError(f"{path}: YAML error: {' '.join(str(err).split())}") from None
+    if data is None:
+        raise ParameterError(
+            f"{path}: no parameters (the file is empty, or only comments); a run file sets at least one (to run "
+            "a notebook's defaults on purpose, write a line 'description: ...')"
+        )
     if not isinstance(data, dict):
         raise ParameterError(
             f"{path}: a run file is a YAML mapping of parameter names to values ('name: value' lines), "
@@ -455,5 +512,7 @@ def read_run_file(path: str | Path) -> RunFile:
         )
     notebook = data.pop("notebook", None) or path.parent.name
     if not isinstance(notebook, str):
-        raise ParameterError(f"{path}: key 'notebook': a notebook name, got {type(notebook).__name__} {notebook!r}")
+        raise ParameterError(
+            f"{path}: key 'notebook': a notebook name, got {type(notebook).__name__} {_shown(notebook)}"
+        )
     return RunFile(path, notebook, data)

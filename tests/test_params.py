@@ -68,7 +68,7 @@ def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_
         ({"fewshot_percents": [0]}, "parameter 'fewshot_percents': must be above 0 and at most 100, got"),
         ({"steps": 0}, "parameter 'steps': must be at least 1, got 0"),
         ({"eval_every": 0}, "parameter 'eval_every': must be at least 1"),
-        ({"max_length": 0}, "parameter 'max_length': must be at least 1"),
+        ({"max_length": 2}, "parameter 'max_length': must be at least 3"),
         ({"batch_size": 1}, "parameter 'batch_size': must be at least 2"),
         ({"lr": -1e-5}, "parameter 'lr': must be above 0"),
         ({"temperature": 0}, "parameter 'temperature': must be above 0"),

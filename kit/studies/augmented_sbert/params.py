@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from kit.core.models import MIN_MAX_LENGTH
 from kit.data import load_mednli, load_rqe
 from kit.params import (
     Params,
@@ -76,7 +77,7 @@ class AugSBERTParams(Params):
     epochs: int = param(2, "bi-encoder epochs (gold + silver trains as many epochs on more pairs)", min=1)
     batch_size: int = param(16, "pairs per batch (bi- and cross-encoder)", min=1)
     lr: float = param(2e-5, "bi-encoder learning rate", gt=0)
-    max_length: int = param(64, "tokens per sentence (pair, for the cross-encoder)", min=1)
+    max_length: int = param(64, "tokens per sentence (pair, for the cross-encoder)", min=MIN_MAX_LENGTH)
     cross_epochs: int = param(10, "cross-encoder epochs on the gold pairs", min=1)
     cross_lr: float = param(1e-4, "cross-encoder learning rate", gt=0)
     nli_train_size: int | None = param(100, "NLI tasks: gold training pairs (seeded sample); None: all", min=1)

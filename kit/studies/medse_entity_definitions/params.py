@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.core.models import hidden_size
+from kit.core.models import MIN_MAX_LENGTH, hidden_size
 from kit.data import load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.params import (
     ContrastiveTrainingParams,
@@ -84,7 +84,7 @@ class MedSEParams(ContrastiveTrainingParams):
     )
     entity_temperature: float = param(0.05, "temperature of the entity-definition InfoNCE", gt=0)
     definition_trainable: bool = param(False, "train the definition encoder (else frozen, definitions embedded once)")
-    definition_max_length: int = param(64, "tokens per definition", min=1)
+    definition_max_length: int = param(64, "tokens per definition", min=MIN_MAX_LENGTH)
     dedup: Literal["naive", "remove", "replace"] = param("replace", "sentences whose entity is already in the batch")
     cutoff_rate: float = param(0.15, "ConSERT token cutoff: share of content tokens zeroed", gt=0, lt=1)
     whitening_sentences: int = param(

@@ -7,6 +7,7 @@ from typing import Literal
 
 import numpy as np
 
+from kit.core.models import MIN_MAX_LENGTH
 from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
 from kit.params import ParameterError, Params, check_task_languages, device_param, model_param, param, suite_param
 from kit.studies.qfcl_summarization.objective import QFCLConfig
@@ -53,8 +54,8 @@ class QFCLParams(Params):
     epochs: int = param(4, "training epochs", min=1)
     batch_size: int = param(16, "pairs per batch", min=1)
     lr: float = param(3e-4, "AdamW learning rate, linear warm-up (10%) and decay (the paper: 1e-5 for BART)", gt=0)
-    max_source: int = param(96, "tokens per question", min=1)
-    max_target: int = param(24, "tokens per summary (and new tokens generated)", min=1)
+    max_source: int = param(96, "tokens per question", min=MIN_MAX_LENGTH)
+    max_target: int = param(24, "tokens per summary (and new tokens generated)", min=MIN_MAX_LENGTH)
     n_hard: int = param(4, "hard negatives per pair, N_h (the paper: 64)", min=1)
     queue_size: int = param(256, "MoCo queue of simple negatives, K (the paper: 4096)", min=1)
     momentum: float = param(0.99, "MoCo key-encoder momentum m (the paper: 0.999)", min=0, lt=1)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.core.augment import AUGMENTERS
+from kit.core.models import MIN_MAX_LENGTH
 from kit.core.train import TrainConfig
 from kit.data import chineseblue_corpus, load_pubmed_sentences
 from kit.params import (
@@ -100,7 +101,7 @@ class SimCSEParams(ContrastiveTrainingParams):
     probe_eval_size: int | None = param(
         None, "zh: probe dev and test examples per task (seeded subsample); None: all", min=1
     )
-    probe_max_length: int = param(64, "zh: tokens per probe text", min=1)
+    probe_max_length: int = param(64, "zh: tokens per probe text", min=MIN_MAX_LENGTH)
     cosine_view_pairs: int | None = param(
         400, "zh: cMedQQ dev and test pairs each in the checkpoint-selection view; None: all", min=1
     )
