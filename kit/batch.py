@@ -20,11 +20,11 @@ papermill ``parameters`` cell from them.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import pkgutil
 import re
+import shutil
 import sys
 import time
 import traceback
@@ -35,11 +35,12 @@ from types import ModuleType
 
 import kit.studies
 from kit.cluster import INSTALL, ClusterError, import_ray
+from kit.core.cli import Parser, integer, output_folder
 from kit.core.files import write_text_atomic
 from kit.core.progress import quiet_libraries
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT, REPORTS
-from kit.report.index import RECORD_FILES, StudyAbout, headline, write_index
+from kit.report.index import LAST_GOOD, PREVIOUS, StudyAbout, headline, write_index
 from kit.report.progress import BatchProgress
 from kit.study import Study
 
@@ -142,19 +143,75 @@ def shared_report_folders(runs: list[Run], reports: Path) -> list[str]:
     ]
 
 
+RUN_FILE_MARK = ".run_file"
+"""In a report folder: the run file whose report it holds (relative to the project when inside it)."""
+KEPT = ("runs", "models", RUN_FILE_MARK, PREVIOUS, LAST_GOOD)
+"""What an execution leaves in place in its report folder: the run cache, saved models and the kept reports."""
+
+
+def run_file_name(file: Path) -> str:
+    """``file`` as the report folder's mark names it: relative to the project when inside it, else absolute."""
+    file = Path(file).resolve()
+    return str(file.relative_to(PROJECT_ROOT)) if file.is_relative_to(PROJECT_ROOT) else str(file)
+
+
+def foreign_report_folders(runs: list[Run], reports: Path) -> list[str]:
+    """A message for every run whose report folder holds another run file's report (an earlier call's)."""
+    messages = []
+    for run in runs:
+        mark = run.report_dir(reports) / RUN_FILE_MARK
+        owner = mark.read_text(encoding="utf-8").strip() if mark.is_file() else None
+        if owner is not None and owner != run_file_name(run.file):
+            messages.append(
+                f"{run.file}: its report folder {run.report_dir(reports)} holds the report of {owner}; rename one "
+                "of the files, give another --reports, or remove the folder"
+            )
+    return messages
+
+
+def set_last_report_aside(out_dir: Path) -> None:
+    """Before an execution: a finished execution's report (``results.json`` present) moves into ``PREVIOUS``,
+    so that the folder shows only this one; a failed or killed execution's files are removed, and the
+    ``PREVIOUS`` it set aside stays (it holds the last finished report)."""
+    report = [p for p in out_dir.iterdir() if p.name not in KEPT]
+    if (out_dir / "results.json").is_file():
+        shutil.rmtree(out_dir / PREVIOUS, ignore_errors=True)
+        (out_dir / PREVIOUS).mkdir()
+        for path in report:
+            path.rename(out_dir / PREVIOUS / path.name)
+        return
+    for path in report:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def keep_last_report(out_dir: Path, failed: bool) -> Path | None:
+    """After an execution: when it failed, the report set aside before it (if any) becomes ``LAST_GOOD``,
+    which is returned; when it finished, the reports kept from earlier executions are removed."""
+    previous, last_good = out_dir / PREVIOUS, out_dir / LAST_GOOD
+    if not failed:
+        shutil.rmtree(previous, ignore_errors=True)
+        shutil.rmtree(last_good, ignore_errors=True)
+        return None
+    if previous.is_dir():
+        shutil.rmtree(last_good, ignore_errors=True)
+        previous.rename(last_good)
+    return last_good if last_good.is_dir() else None
+
+
 def execute(run: Run, reports: Path) -> Path:
-    """papermill execution and HTML export; returns the report's HTML path. A previous execution's
-    record is removed first, so the folder always shows this one. When the notebook fails, the
-    executed notebook is still exported (the error shows in its cell), the failure is written to
-    ``error.log`` beside it, and ``RunFailed`` (its one-line reason) is raised."""
+    """papermill execution and HTML export; returns the report's HTML path. The previous execution's
+    report is set aside first (``set_last_report_aside``), so the folder shows only this one. When the
+    notebook fails, the executed notebook is still exported (the error shows in its cell), the failure
+    is written to ``error.log`` beside it, the last finished report is kept in ``LAST_GOOD``, and
+    ``RunFailed`` (its one-line reason) is raised."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
     out_dir = run.report_dir(reports)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in RECORD_FILES:
-        (out_dir / stale).unlink(missing_ok=True)
+    write_text_atomic(out_dir / RUN_FILE_MARK, run_file_name(run.file) + "\n")
+    set_last_report_aside(out_dir)
     executed = out_dir / f"{run.notebook}.ipynb"
     os.environ["KIT_PROGRESS"] = "0"
     failure = None
@@ -177,9 +234,11 @@ def execute(run: Run, reports: Path) -> Path:
             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
         ).from_notebook_node(notebook)
         write_text_atomic(html_file, body)
+    last_good = keep_last_report(out_dir, failed=failure is not None)
     if failure is not None:
         log = write_text_atomic(out_dir / "error.log", failure_log(failure))
-        raise RunFailed(failure_reason(failure), log) from failure
+        kept = f"; the last finished report is kept in {shown_path(last_good)}" if last_good else ""
+        raise RunFailed(failure_reason(failure) + kept, log) from failure
     return html_file
 
 
@@ -325,12 +384,12 @@ def sync_notebooks() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m kit.batch", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="*", help="YAML run files or folders of them")
-    ap.add_argument("--reports", default=str(REPORTS), help="output folder (default: reports/)")
+    ap.add_argument("--reports", type=output_folder, default=str(REPORTS), help="output folder (default: reports/)")
     ap.add_argument(
         "--jobs",
-        type=int,
+        type=integer(1),
         help="runs at once on each machine, as Ray tasks (N > 1 starts a local Ray cluster), each with 1/N of "
         "its CPUs and GPUs (a whole GPU at most); default 1 (in this process), with --ray one per GPU",
     )
@@ -366,16 +425,12 @@ def main(argv: list[str] | None = None) -> int:
         args.paths, args.ray = [args.ray, *args.paths], ""
     if args.ray and (args.ray.endswith((".yaml", ".yml")) or ("/" in args.ray and "://" not in args.ray)):
         ap.error(f"--ray {args.ray}: no such run file, and not a Ray address (host:port, ray://host:port, auto)")
-    if args.jobs is not None and args.jobs < 1:
-        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.ray is not None or (args.jobs or 1) > 1:
         try:
             import_ray()  # at once, before the run files are checked
         except ClusterError as err:
             ap.error(str(err))
     reports = Path(args.reports)
-    if reports.exists() and not reports.is_dir():
-        ap.error(f"--reports {reports} is a file; give a folder (it is created if missing)")
     try:
         files = collect(args.paths)
     except FileNotFoundError as err:
@@ -389,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(prepare(file))
         except (ParameterError, OSError, ValueError) as err:
             invalid.append(str(err))
-    invalid += shared_report_folders(runs, reports)
+    invalid += shared_report_folders(runs, reports) + foreign_report_folders(runs, reports)
     if invalid:  # bad parameters fail before anything is trained
         for message in invalid:
             print(f"invalid: {message}", file=sys.stderr)

@@ -2,11 +2,12 @@
 
 The index is rebuilt from the report folders themselves, so a batch adds to it and never drops
 earlier runs. Each run folder ``<notebook>/<run>/`` holds what its latest execution left:
-``results.json`` when it finished, ``error.log`` when it failed (``RECORD_FILES``; ``kit.batch``
-clears them before it executes the run again). Each study section opens with the study's title and
-one-line question (its ``StudyAbout``); each run shows its headline metric, its headline comparison
-(with its confidence interval, as the study's record states it) and a thumbnail of the study's main
-figure, linked to the report. Every link is relative, so the folder can be moved or published.
+``results.json`` when it finished; ``error.log``, and the ``LAST_GOOD`` report when there was one, when
+it failed (``kit.batch`` sets the previous execution's files aside before it executes the run again).
+Each study section opens with the study's title and one-line question (its ``StudyAbout``); each run
+shows its headline metric, its headline comparison (with its confidence interval, as the study's record
+states it) and a thumbnail of the study's main figure, linked to the report. Every link is relative,
+so the folder can be moved or published.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from pathlib import Path
 
 from kit.core.files import write_text_atomic
 
-RECORD_FILES = ("results.json", "results_table.txt", "error.log")
+PREVIOUS = ".previous"
+"""In a run folder while it executes: the last finished execution's report, set aside (``kit.batch``)."""
+LAST_GOOD = "last_good"
+"""In a failed run's folder: the last finished execution's report, kept (its ``report.html`` is linked)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
     if (folder / "error.log").exists():
         reason = (folder / "error.log").read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
         failure = f"<b>failed</b>: {html.escape(reason)} (<a href='{rel}/error.log'>log</a>)"
+        if (folder / LAST_GOOD / "report.html").is_file():
+            failure += f"<br><a href='{rel}/{LAST_GOOD}/report.html'>the last finished report</a>"
         return True, _tr([run, failure, "", "", ""], "failed")
     if not (folder / "results.json").exists():
         return None

@@ -19,7 +19,7 @@ BAD_VALUES = {
     "rows: [zero_shot]": "parameter 'rows': ['zero_shot'] has no trained row",
     "device: gpu": "parameter 'device': device 'gpu' is not one of",
     "eval_every: 0": "parameter 'eval_every': must be at least 1",
-    "max_length: 0": "parameter 'max_length': must be at least 1",
+    "max_length: 2": "parameter 'max_length': must be at least 3",
     "temperature: 0": "parameter 'temperature': must be above 0",
     "mix_lambda: 1.5": "parameter 'mix_lambda': must be at least 0 and at most 1",
     "fewshot_seeds: []": "parameter 'fewshot_seeds': give at least one value",
@@ -42,7 +42,54 @@ MALFORMED = {  # the whole file
     "just a sentence": "a run file is a YAML mapping of parameter names to values ('name: value' lines), got a str",
     "notebook: [simcse_augmentations]": "key 'notebook': a notebook name, got list",
     "notebook: simcse": "unknown notebook 'simcse'",
+    "": "no parameters (the file is empty, or only comments); a run file sets at least one",  # ran the defaults
+    "# a comment and nothing else\n": "no parameters",
+    "null": "no parameters",
 }
+
+
+def alias_bomb(levels: int) -> str:
+    """A description whose YAML aliases expand to 9**levels strings ("billion laughs")."""
+    items = ["&a0 [" + ", ".join(['"lol"'] * 9) + "]"]
+    items += [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    return "description: [" + ", ".join(items) + "]\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once_in_one_short_line(tmp_path, capsys):
+    """Eight levels of nine took 19 s and wrote a 351 MB error line; one more level exhausted memory."""
+    import time
+
+    t0 = time.monotonic()
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "bomb", alias_bomb(9)))
+    assert code == 2 and time.monotonic() - t0 < 5
+    (line,) = err.strip().splitlines()
+    assert "its aliases expand to 490,329,059 values; a run file holds at most 100,000" in line and len(line) < 400
+
+
+def test_aliases_within_the_limit_are_read(tmp_path):
+    from kit.batch import prepare
+
+    run = prepare(write(tmp_path, "anchors", "seeds: &s [0, 1]\nfewshot_seeds: *s\nsteps: 2"))
+    assert run.parameters["seeds"] == run.parameters["fewshot_seeds"] == [0, 1]
+
+
+def test_a_huge_run_file_is_refused_unread(tmp_path, capsys):
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "huge", "description: " + "x" * 2_000_000))
+    assert code == 2 and "bytes; a run file is at most 1,048,576" in err
+
+
+def test_a_long_bad_value_is_quoted_short(tmp_path, capsys):
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "long", "lr: " + "y" * 100_000))
+    (line,) = err.strip().splitlines()
+    assert code == 2 and "parameter 'lr': expected float, got str 'yyyy" in line and len(line) < 400
+
+
+def test_an_empty_file_outside_a_notebook_folder_is_refused_as_empty(tmp_path, capsys):
+    """It was reported as an unknown notebook named after its folder."""
+    empty = tmp_path / "elsewhere.yaml"
+    empty.write_text("")
+    code, err = run_batch(tmp_path, capsys, empty)
+    assert code == 2 and "no parameters" in err and "unknown notebook" not in err
 
 
 def run_batch(tmp_path, capsys, *files) -> tuple[int, str]:
@@ -109,8 +156,9 @@ def test_two_files_that_would_share_a_report_folder_are_refused(tmp_path, capsys
     [
         (["missing.yaml"], "no such run file or folder: missing.yaml"),
         (["{empty}"], "no .yaml run files in"),
-        (["{good}", "--reports", "{file}"], "is a file; give a folder"),
-        (["{good}", "--jobs", "0"], "--jobs must be at least 1"),
+        (["{good}", "--reports", "{file}"], "argument --reports: {file} is a file; give a folder you can write in"),
+        (["{good}", "--reports", "{file}/sub"], "argument --reports: {file}/sub is under {file}, which is a file"),
+        (["{good}", "--jobs", "0"], "argument --jobs: must be an integer >= 1, got 0"),
     ],
 )
 def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
@@ -119,4 +167,24 @@ def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
     names = {"empty": tmp_path / "empty", "good": write(tmp_path, "good", "steps: 2"), "file": tmp_path / "file"}
     with pytest.raises(SystemExit) as exit_:
         batch_main([a.format(**names) for a in args])
-    assert exit_.value.code == 2 and message in capsys.readouterr().err
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and message.format(**names) in line
+
+
+def test_a_second_call_refuses_a_report_folder_that_holds_another_run_files_report(tmp_path, capsys):
+    """Two files of one name in different folders, run by two calls with one --reports: the second replaced
+    the first's report with no notice."""
+    from kit.paths import PARAMS
+
+    first, second = (tmp_path / side / "explore_augmentations" / "run.yaml" for side in ("a", "b"))
+    for file in (first, second):
+        file.parent.mkdir(parents=True)
+        file.write_text((PARAMS / "explore_augmentations" / "smoke.yaml").read_text())
+    assert batch_main([str(first), "--reports", str(tmp_path / "reports")]) == 0
+    report = tmp_path / "reports" / "explore_augmentations" / "run" / "report.html"
+    before = report.read_bytes()
+    capsys.readouterr()
+    code, err = run_batch(tmp_path, capsys, second)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.startswith(f"invalid: {second}: its report folder") and f"report of {first}" in line
+    assert report.read_bytes() == before

@@ -75,3 +75,94 @@ def test_the_index_keeps_earlier_runs_and_shows_each_runs_latest_execution(tmp_p
         and not (reports / "medse_entity_definitions" / "broken" / "error.log").exists()
     )
     assert "explore_augmentations/first" in index and "unreadable" in index  # a damaged record is shown, not fatal
+
+
+SMALL_MEDSE = """model: tiny-random-bert
+pooler: cls_before_pooler
+rows: [cls, simcse]
+seeds: [0]
+steps: 2
+eval_every: 2
+batch_size: 8
+train_size: 100
+whitening_sentences: 100
+none_share_sweep: []
+lambda_sweep: []
+dedup_sweep: []
+examples: 1
+suite: [biosses-all]
+"""
+
+
+def test_a_damaged_suite_file_is_recomputed_and_a_failed_rerun_keeps_the_last_finished_report(tmp_path, capsys):
+    """A truncated ``suite.npz`` made every rerun fail with ``BadZipFile`` naming no file, and each failed rerun
+    first deleted the run's good ``results.json`` and ``results_table.txt``."""
+    run_file = tmp_path / "medse_entity_definitions" / "run.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(SMALL_MEDSE)
+    reports = tmp_path / "reports"
+    folder = reports / "medse_entity_definitions" / "run"
+    assert batch_main([str(run_file), "--reports", str(reports)]) == 0
+    finished = (folder / "results_table.txt").read_text()
+    capsys.readouterr()
+
+    (suite,) = [f for f in (folder / "runs").glob("simcse-*/suite.npz")]
+    suite.write_bytes(suite.read_bytes()[:10])
+    assert batch_main([str(run_file), "--reports", str(reports)]) == 0
+    assert f"{suite} is unreadable (its bytes differ from what the run wrote); set aside" in capsys.readouterr().err
+    assert len(list(suite.parent.glob("suite.npz.damaged-*"))) == 1
+    assert (folder / "results_table.txt").read_text() == finished  # recomputed to the same numbers
+
+    (tmp_path / "broken").mkdir()
+    broken = failing_run_file(tmp_path / "broken")  # the same run file, now with data that fails in the notebook
+    run_file.write_text(SMALL_MEDSE + next(x for x in broken.read_text().splitlines() if "ontology_path" in x))
+    assert batch_main([str(run_file), "--reports", str(reports)]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if "FAILED after" in x)
+    assert f"the last finished report is kept in {folder / 'last_good'}" in line
+    assert not (folder / "results.json").exists() and (folder / "error.log").exists()
+    assert (folder / "last_good" / "results_table.txt").read_text() == finished
+    assert (folder / "last_good" / "report.html").exists() and (folder / "last_good" / "figures").is_dir()
+    assert "medse_entity_definitions/run/last_good/report.html" in (reports / "index.html").read_text()
+
+
+def report_files(folder) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*") if p.is_file()}
+
+
+def execution(folder, outcome: str) -> None:
+    """What an execution leaves in its report folder: a finished one its record, a failed one its log."""
+    (folder / "report.html").write_text(outcome)
+    (folder / ("results.json" if outcome.startswith("finished") else "error.log")).write_text(outcome)
+
+
+@pytest.mark.parametrize(
+    "outcomes, kept",
+    [
+        (["finished 1", "failed 2"], "finished 1"),
+        (["finished 1", "failed 2", "failed 3"], "finished 1"),  # a second failure keeps the first finished report
+        (["finished 1", "killed 2", "failed 3"], "finished 1"),  # a killed execution's files are not a report
+        (["failed 1", "failed 2"], None),
+        (["finished 1", "failed 2", "finished 3"], None),  # a finished execution removes the kept report
+        (["finished 1", "finished 2"], None),
+    ],
+)
+def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path, outcomes, kept):
+    from kit.batch import keep_last_report, set_last_report_aside
+
+    folder = tmp_path / "run"
+    (folder / "runs").mkdir(parents=True)
+    (folder / "runs" / "result.json").write_text("a cached run")
+    for outcome in outcomes:
+        set_last_report_aside(folder)
+        assert not (folder / "results.json").exists() and not (folder / "error.log").exists()
+        if outcome.startswith("killed"):
+            (folder / "report.html").write_text(outcome)  # half an execution: no record
+            continue
+        execution(folder, outcome)
+        keep_last_report(folder, failed=outcome.startswith("failed"))
+    top = {name: text for name, text in report_files(folder).items() if "/" not in name}
+    assert top["report.html"] == outcomes[-1] and (folder / "runs" / "result.json").exists()
+    if kept is None:
+        assert not (folder / "last_good").exists() and not (folder / ".previous").exists()
+    else:
+        assert report_files(folder / "last_good") == {"report.html": kept, "results.json": kept}
