@@ -7,8 +7,13 @@ reads (``kit.core.fingerprint.digest`` of the loaded values, not file names), th
 revision, and ``CACHE_VERSION``. The run's folder ``<report_dir>/runs/<name>-<digest>/`` holds its
 checkpoint while it trains and its ``result.json`` once it has finished, so a rerun with unchanged
 inputs computes nothing and a changed input is never served from the cache. Raise ``CACHE_VERSION``
-when a change to the kit changes what a cached run would compute. A damaged ``result.json`` is set
-aside (renamed) and its run computed again.
+when a change to the kit changes what a cached run would compute.
+
+Damage is decided by rules, not by a list of exception types. A finished run is its ``result.json`` and
+the files its computation wrote beside it (``suite.npz``, ``history.json``, embeddings: its artefacts),
+whose SHA-256 the result records. A result that cannot be read (any error), an artefact that is missing
+or whose bytes differ from what was written, or an artefact whose reader raises anything, make the run
+damaged: the files are set aside (renamed, never deleted), named on stderr, and the run computed again.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import pandas as pd
 
@@ -34,10 +39,15 @@ from kit.params import Params
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
+T = TypeVar("T")
+
 CACHE_VERSION = 5
 """Part of every run key (1: the kit before run keys had a version; 2: before keys held content digests;
 3: before the zh stopword list excluded numerals and traditional forms; 4: before runs scored the
 evaluation suite)."""
+ARTEFACTS = "artefacts"
+"""The key of a run's ``result.json`` that maps each artefact's file name to its SHA-256."""
+NOT_ARTEFACTS = frozenset({"result.json", "checkpoint.pt"})
 SUITE_FILE = "suite.npz"
 """A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 
@@ -49,11 +59,12 @@ def run_key(name: str, settings: dict) -> str:
 
 
 def cached_run(run_dir: Path, compute: Callable[[], dict], seconds: dict[str, float]) -> dict:
-    """A finished run: ``run_dir/result.json`` if it exists, else ``compute()`` (a dict), timed into its
-    ``seconds`` field and saved there. The compute time of every run used, cached or not, is recorded
-    in ``seconds`` under the folder's name (the reports sum it). An exclusive lock on the folder makes a
-    process that wants a run another is computing (``kit.batch`` Ray tasks) wait for its result instead of
-    training it a second time."""
+    """A finished run: ``run_dir/result.json`` if it exists whole with its artefacts (``read_result``), else
+    ``compute()`` (a dict), timed into its ``seconds`` field and saved there with the SHA-256 of the artefacts
+    it wrote (``artefact_digests``; not part of the returned dict). The compute time of every run used,
+    cached or not, is recorded in ``seconds`` under the folder's name (the reports sum it). An exclusive lock
+    on the folder makes a process that wants a run another is computing (``kit.batch`` Ray tasks) wait for
+    its result instead of training it a second time."""
     run_dir = Path(run_dir)
     result_file = run_dir / "result.json"
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -64,22 +75,46 @@ def cached_run(run_dir: Path, compute: Callable[[], dict], seconds: dict[str, fl
             t0 = time.perf_counter()
             result = compute()
             result["seconds"] = time.perf_counter() - t0
+            result[ARTEFACTS] = artefact_digests(run_dir)
             write_text_atomic(result_file, json.dumps(result))
     seconds[run_dir.name] = result["seconds"]
-    return result
+    return {k: v for k, v in result.items() if k != ARTEFACTS}
+
+
+def artefact_digests(run_dir: Path) -> dict[str, str]:
+    """SHA-256 of every file a run's computation left in ``run_dir`` besides its result: its artefacts
+    (not the lock, a checkpoint, temporary files or files set aside)."""
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(Path(run_dir).iterdir())
+        if path.is_file()
+        and path.name not in NOT_ARTEFACTS
+        and not path.name.startswith(".")
+        and ".damaged-" not in path.name
+    }
 
 
 def read_result(result_file: Path) -> dict | None:
-    """A finished run's result, or None: when there is none, or when it is damaged (not JSON, not a
-    record with its ``seconds``), in which case it is set aside and the run is computed again."""
+    """A finished run's result, or None: when there is none, or when the run is damaged (the result is
+    not JSON, or not a record with its ``seconds``; an artefact it lists is missing or changed), in which
+    case its files are set aside and the run is computed again."""
     if not result_file.exists():
         return None
     try:
         result = json.loads(result_file.read_text(encoding="utf-8"))
         if not isinstance(result, dict) or not isinstance(result.get("seconds"), (int, float)):
             raise ValueError("not a run result with its compute time")
-    except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError is a ValueError
-        set_aside(result_file, str(err))
+        recorded = dict(result.get(ARTEFACTS, {}))  # none in a result written before artefacts were recorded
+    except Exception as err:  # the module's rule: any error reading a file the kit wrote whole is damage
+        set_aside(result_file, f"{type(err).__name__}: {err}")
+        return None
+    found = artefact_digests(result_file.parent)
+    changed = sorted(name for name, sha in recorded.items() if found.get(name) != sha)
+    for name in changed:
+        if (result_file.parent / name).exists():  # a file with other bytes, or something else in its place
+            set_aside(result_file.parent / name, "its bytes differ from what the run wrote")
+    if changed:
+        set_aside(result_file, f"its artefacts {changed} are missing or changed")
         return None
     return result
 
@@ -188,17 +223,27 @@ class StudyBase:
     def suite_outputs(
         self, run_dir: Path, rerun: Callable[[], object], name: str = SUITE_FILE
     ) -> suite_rows.RunOutputs:
-        """A finished run's suite outputs (its file ``name``); when they are missing, damaged, lack a task of
-        ``suite`` or hold another number of a task's items (its data changed), the run's result is set aside
-        and ``rerun()`` computes the run again."""
+        """A finished run's suite outputs (its file ``name``, read by ``run_artefact``): missing, damaged,
+        lacking a task of ``suite`` or holding another number of a task's items (its data changed), the run
+        is computed again."""
+        return self.run_artefact(run_dir, name, lambda file: suite_rows.load_outputs(file, self.suite_tasks), rerun)
+
+    @staticmethod
+    def run_artefact(run_dir: Path, name: str, read: Callable[[Path], T], rerun: Callable[[], object]) -> T:
+        """``read(run_dir / name)``, a file a finished run wrote beside its ``result.json``. When it is missing
+        or ``read`` raises anything (the module's rule), the file and the run's result are set aside, ``rerun()``
+        computes the run again, and the new file is read."""
         file = run_dir / name
         try:
-            return suite_rows.load_outputs(file, self.suite_tasks)
-        except (OSError, ValueError, EOFError) as err:
+            return read(file)
+        except Exception as err:
+            why = f"{type(err).__name__}: {err}"
+            if file.exists():
+                set_aside(file, why)
             if (run_dir / "result.json").exists():
-                set_aside(run_dir / "result.json", f"its {name} is unusable: {err}")
-            rerun()
-            return suite_rows.load_outputs(file, self.suite_tasks)
+                set_aside(run_dir / "result.json", f"its {name} is unusable ({why})")
+        rerun()
+        return read(file)
 
     def save_model(self, encoder, row: str) -> Path:
         """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""

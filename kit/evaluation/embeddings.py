@@ -58,7 +58,7 @@ class EmbeddingCache:
             return None
         try:
             emb = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as err:
+        except Exception as err:  # any error reading a file written whole is damage (as in the run cache)
             set_aside(path, f"{type(err).__name__}: {err}")
             return None
         if emb.ndim != 2 or len(emb) != len(texts) or not np.isfinite(emb).all():

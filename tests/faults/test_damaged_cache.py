@@ -31,13 +31,78 @@ def test_a_damaged_result_is_set_aside_and_recomputed(tmp_path, capsys, damage):
     run = tmp_path / "run-a"
     first = cached_run(run, compute, {})
     result = run / "result.json"
-    result.write_bytes(DAMAGES[damage](result.read_bytes()))
+    written = result.read_bytes()
+    result.write_bytes(DAMAGES[damage](written))
     again = cached_run(run, compute, {})
     assert len(calls) == 2 and again["score"] == first["score"]
     assert json.loads(result.read_text())["score"] == 0.5
     aside = list(run.glob("result.json.damaged-*"))
-    assert len(aside) == 1 and aside[0].read_bytes() == DAMAGES[damage](json.dumps(first).encode())
+    assert len(aside) == 1 and aside[0].read_bytes() == DAMAGES[damage](written)
     assert str(result) in capsys.readouterr().err
+
+
+def compute_with_artefact(calls):
+    def compute():
+        calls.append(1)
+        (run_dir := compute.run_dir).mkdir(exist_ok=True)
+        np.savez(run_dir / "suite.npz", scores=np.arange(4.0))
+        return {"score": 0.5}
+
+    return compute
+
+
+ARTEFACT_DAMAGES = {
+    "truncated": lambda f: f.write_bytes(f.read_bytes()[:10]),
+    "one byte changed, still readable": lambda f: f.write_bytes(
+        f.read_bytes().replace(b"\x00\x00\xf0?", b"\x00\x00\x00@")
+    ),
+    "deleted": lambda f: f.unlink(),
+    "replaced by a folder": lambda f: (f.unlink(), f.mkdir()),
+}
+
+
+@pytest.mark.parametrize("damage", ARTEFACT_DAMAGES)
+def test_a_damaged_artefact_beside_a_result_is_set_aside_and_the_run_recomputed(tmp_path, capsys, damage):
+    """The rule is the artefact's SHA-256 recorded in the result, whatever the damage and whatever reads it."""
+    calls, run = [], tmp_path / "run-a"
+    compute = compute_with_artefact(calls)
+    compute.run_dir = run
+    cached_run(run, compute, {})
+    assert list(json.loads((run / "result.json").read_text())["artefacts"]) == ["suite.npz"]
+    suite = run / "suite.npz"
+    ARTEFACT_DAMAGES[damage](suite)
+    again = cached_run(run, compute, {})
+    assert len(calls) == 2 and again == {"score": 0.5, "seconds": again["seconds"]}
+    np.testing.assert_array_equal(np.load(suite)["scores"], np.arange(4.0))
+    assert (
+        list(run.glob("result.json.damaged-*"))
+        and "artefacts ['suite.npz'] are missing or changed" in capsys.readouterr().err
+    )
+    assert cached_run(run, compute, {}) and len(calls) == 2  # whole again: served from the cache
+
+
+def test_an_artefact_its_reader_refuses_is_set_aside_whatever_the_error(tmp_path, capsys):
+    """A result written before artefacts were recorded: the reader's error decides, of any type (a truncated
+    suite.npz raised zipfile.BadZipFile, which the cache did not count as damage)."""
+    from kit.study import StudyBase
+
+    calls, run = [], tmp_path / "run-a"
+    compute = compute_with_artefact(calls)
+    compute.run_dir = run
+    cached_run(run, compute, {})
+    result = json.loads((run / "result.json").read_text())
+    del result["artefacts"]
+    (run / "result.json").write_text(json.dumps(result))
+    (run / "suite.npz").write_bytes(b"PK\x03\x04 not a zip")
+
+    def read(file):
+        with np.load(file, allow_pickle=False) as data:
+            return data["scores"]
+
+    scores = StudyBase.run_artefact(run, "suite.npz", read, lambda: cached_run(run, compute, {}))
+    np.testing.assert_array_equal(scores, np.arange(4.0))
+    assert len(calls) == 2 and list(run.glob("suite.npz.damaged-*")) and list(run.glob("result.json.damaged-*"))
+    assert f"{run / 'suite.npz'} is unreadable (BadZipFile" in capsys.readouterr().err
 
 
 def test_a_result_without_its_compute_time_is_not_a_result(tmp_path):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.augment import make_augmenter
-from kit.core.files import set_aside, write_atomic
+from kit.core.files import write_atomic
 from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
 from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
@@ -228,13 +228,9 @@ class Study(StudyBase):
         """A run's embeddings of ``probe_texts``; when they are missing or damaged, the run's result is set
         aside and the run computed again."""
         self.run(method_name, seed)
-        file = self._run_dir(METHODS[method_name], seed, 100.0) / "probe_embeddings.npy"
-        try:
-            return np.load(file).astype(np.float32)
-        except (OSError, ValueError, EOFError) as err:
-            set_aside(file.with_name("result.json"), f"its {file.name} is unreadable: {err}")
-            self.run(method_name, seed)
-            return np.load(file).astype(np.float32)
+        run_dir = self._run_dir(METHODS[method_name], seed, 100.0)
+        read = lambda file: np.load(file, allow_pickle=False).astype(np.float32)  # noqa: E731
+        return self.run_artefact(run_dir, "probe_embeddings.npy", read, lambda: self.run(method_name, seed))
 
     def baseline_of(self, name: str) -> str | None:
         """The row each row is compared with: SimCSE with the starting model, every other trained row with
