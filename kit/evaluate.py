@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit.core.cli import Parser, integer, open_interval, output_folder
+from kit.core.cli import Parser, integer, number, output_folder
 from kit.core.files import write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.suite import SuiteResult, evaluate
@@ -201,7 +201,7 @@ def parser() -> Parser:
         help=f"permutations of the p-value, at least {MIN_DRAWS} (default 2000)",
     )
     ap.add_argument(
-        "--confidence", type=open_interval(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
+        "--confidence", type=number(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
     )
     ap.add_argument(
         "--pooler",

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from kit.core.batches import Batches
-from kit.core.cli import Parser, integer, non_negative_number, open_interval, output_folder, positive_number
+from kit.core.cli import Parser, integer, number, output_folder
 from kit.core.devices import autocast, describe, device_argument, resolve_device
 from kit.core.files import normal_permissions, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
@@ -444,10 +444,10 @@ SETTING_TYPES = {  # PretrainConfig's fields on the command line
     "max_length": integer(3),  # [CLS], one token, [SEP]
     "batch_size": integer(1),
     "steps": integer(1),
-    "lr": positive_number,
-    "warmup": open_interval(0, 1),
-    "weight_decay": non_negative_number,
-    "mask_prob": open_interval(0, 1),
+    "lr": number(0),
+    "warmup": number(0, 1),
+    "weight_decay": number(0, include_low=True),
+    "mask_prob": number(0, 1),
     "heldout": integer(1),
     "seed": integer(0),
     "device": device_argument,

@@ -10,6 +10,7 @@ integer >= 1, got 0``).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -40,42 +41,25 @@ def integer(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def open_interval(low: float, high: float) -> Callable[[str], float]:
-    """A ``type=`` for a number strictly between ``low`` and ``high``."""
+def number(low: float, high: float = math.inf, *, include_low: bool = False) -> Callable[[str], float]:
+    """A ``type=`` for a finite number above ``low`` (at least ``low`` with ``include_low``) and below ``high``."""
+    if high < math.inf:
+        allowed = f"in {'[' if include_low else '('}{low:g}, {high:g})"
+    else:
+        allowed = f"{'>=' if include_low else '>'} {low:g}"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number in ({low:g}, {high:g}), got {text!r}") from None
-        if not low < value < high:  # NaN fails too
-            raise argparse.ArgumentTypeError(f"must be a number in ({low:g}, {high:g}), got {text}")
+            raise argparse.ArgumentTypeError(f"must be a number {allowed}, got {text!r}") from None
+        above = low <= value if include_low else low < value
+        if not (above and value < high and math.isfinite(value)):  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be a number {allowed}, got {text}")
         return value
 
-    parse.__name__ = f"number in ({low:g}, {high:g})"
+    parse.__name__ = f"number {allowed}"
     return parse
-
-
-def positive_number(text: str) -> float:
-    """A ``type=`` for a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
-    return value
-
-
-def non_negative_number(text: str) -> float:
-    """A ``type=`` for a finite number of at least 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
-    return value
 
 
 def output_folder(text: str) -> str:
