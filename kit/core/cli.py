@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,14 +64,24 @@ def number(low: float, high: float = math.inf, *, include_low: bool = False) -> 
 
 def output_folder(text: str) -> str:
     """A ``type=`` for an output folder: one that exists, or that can be made in its nearest existing parent;
-    either writable by this user. Nothing is created here."""
+    either one where this process can write (tried with an unnamed temporary file: permission bits do not
+    bind root, and /proc refuses new files whatever they say). Nothing is left behind."""
     path = Path(text)
     try:
-        existing = next(p for p in (path, *path.parents) if p.exists())
+        existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
     except OSError as err:  # a parent this user cannot search
         raise argparse.ArgumentTypeError(f"{path}: {err.strerror}; give a folder you can write in") from None
-    if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+    if existing.is_dir() and _writable(existing):
         return text
     what = "not writable by this user" if existing.is_dir() else "a file"
     where = f"{path} is {what}" if existing == path else f"{path} is under {existing}, which is {what}"
     raise argparse.ArgumentTypeError(f"{where}; give a folder you can write in (it is created if missing)")
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (an unnamed temporary file, gone when closed)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False

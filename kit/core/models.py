@@ -232,13 +232,44 @@ def model_argument(name: str) -> str:
 def check_model_files(folder: Path) -> None:
     """Raise ``OSError`` naming the file unless the model folder's ``*.json`` files parse and its ``*.safetensors``
     files are whole (``safetensors.safe_open`` reads only the header, and refuses one whose tensors run past the
-    end of the file): the folder itself and, for a sentence-transformers folder, each module folder of its
-    ``modules.json``. Cheap: no weights are read."""
+    end of the file) and hold the shapes that the folder's ``config.json`` gives its model (``_check_shapes``):
+    the folder itself and, for a sentence-transformers folder, each module folder of its ``modules.json``.
+    Cheap: no weights are read, and the model is built on the meta device."""
     for sub in [folder, *_module_folders(folder)]:
         for file in sorted(sub.glob("*.json")):
             _read_json(file)
-        for file in sorted(sub.glob("*.safetensors")):
+        weights = sorted(sub.glob("*.safetensors"))
+        for file in weights:
             _check_safetensors(file)
+        if weights and (sub / "config.json").is_file():
+            _check_shapes(sub, weights)
+
+
+def _check_shapes(folder: Path, weights: list[Path]) -> None:
+    """``OSError`` naming the file unless ``folder/config.json`` builds a transformers model and every tensor
+    of ``weights`` that the model has (its base-model prefix aside) has the model's shape."""
+    from safetensors import safe_open
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(folder)
+        with torch.device("meta"):
+            model = AutoModel.from_config(config)
+    except Exception as err:  # transformers raises ValueError, KeyError, TypeError, ... on a bad config
+        why = " ".join(str(err).split())[:300]
+        raise OSError(f"{folder / 'config.json'}: no model can be built from it ({why})") from None
+    expected = {name: tuple(t.shape) for name, t in model.state_dict().items()}
+    prefix = f"{model.base_model_prefix}."
+    for file in weights:
+        with safe_open(file, "np") as f:
+            for key in f.keys():
+                name = key.removeprefix(prefix)
+                shape = tuple(f.get_slice(key).get_shape())
+                if name in expected and shape != expected[name]:
+                    raise OSError(
+                        f"{file}: tensor {key} has shape {list(shape)}, but {folder / 'config.json'} makes it "
+                        f"{list(expected[name])}; the weights belong to another model"
+                    )
 
 
 def _module_folders(folder: Path) -> list[Path]:

@@ -2,6 +2,7 @@
 cannot be used, is refused before any encoding with one line on stderr naming the argument or file and what is
 allowed; exit code 2; nothing written (no report folder, no cache file); never a traceback."""
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -95,6 +96,30 @@ def test_a_damaged_file_of_a_model_folder_is_named_before_any_loading(tmp_path, 
     assert f"argument models: {folder / file}: {message}" in line, line
 
 
+def edit_config(folder: Path, **changes) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **changes} if changes else {}))
+
+
+MISFIT_FOLDERS = {
+    # how the folder is spoiled -> what the line says after the folder's path
+    "weights of another model": (lambda f: edit_config(f, hidden_size=16, num_attention_heads=2), "has shape"),
+    "a config without a model type": (lambda f: edit_config(f), "config.json: no model can be built from it"),
+    "a negative hidden size": (lambda f: edit_config(f, hidden_size=-4), "config.json: no model can be built"),
+}
+
+
+@pytest.mark.parametrize("spoil, message", MISFIT_FOLDERS.values(), ids=list(MISFIT_FOLDERS))
+def test_a_folder_whose_config_and_weights_do_not_make_a_model_is_refused(
+    tmp_path, capsys, saved_model, spoil, message
+):
+    """Each gave exit 1 after the start line, or a traceback of 49-88 lines from the loading."""
+    folder = shutil.copytree(saved_model, tmp_path / "model")
+    spoil(folder)
+    line = refusal(tmp_path, capsys, [], [folder])
+    assert f"argument models: {folder}" in line and message in line, line
+
+
 def test_a_missing_dataset_is_refused_naming_the_task(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(resolver, "candidate_roots", lambda: [("nowhere", tmp_path / "no-data")])
     monkeypatch.delitem(TASKS["biosses-all"].__dict__, "data", raising=False)  # read again, not from memory
@@ -122,6 +147,14 @@ def test_an_output_folder_under_a_file_is_refused(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     line = refusal(tmp_path, capsys, ["--out", tmp_path / "file" / "out"])
     assert f"argument --out: {tmp_path / 'file' / 'out'} is under {tmp_path / 'file'}, which is a file" in line
+
+
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+def test_an_output_folder_in_a_filesystem_that_takes_no_files_is_refused(tmp_path, capsys, option):
+    """/proc: the permission bits allow root to write; /proc refuses new files all the same (a traceback after
+    the encoding, with the cache written, before)."""
+    line = refusal(tmp_path, capsys, [option, "/proc/kit-evaluate"])
+    assert f"argument {option}: /proc/kit-evaluate is under /proc, which is not writable by this user" in line
 
 
 def test_an_output_folder_that_is_not_writable_is_refused(tmp_path, capsys, read_only):
