@@ -20,6 +20,7 @@ papermill ``parameters`` cell from them.
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import pkgutil
@@ -28,6 +29,7 @@ import shutil
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +147,9 @@ def shared_report_folders(runs: list[Run], reports: Path) -> list[str]:
 
 RUN_FILE_MARK = ".run_file"
 """In a report folder: the run file whose report it holds (relative to the project when inside it)."""
-KEPT = ("runs", "models", RUN_FILE_MARK, PREVIOUS, LAST_GOOD)
+EXECUTING = ".executing"
+"""In a report folder: the lock an execution holds, so that a second one into the same folder is refused."""
+KEPT = ("runs", "models", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD)
 """What an execution leaves in place in its report folder: the run cache, saved models and the kept reports."""
 
 
@@ -199,17 +203,27 @@ def keep_last_report(out_dir: Path, failed: bool) -> Path | None:
 
 
 def execute(run: Run, reports: Path) -> Path:
-    """papermill execution and HTML export; returns the report's HTML path. The previous execution's
-    report is set aside first (``set_last_report_aside``), so the folder shows only this one. When the
-    notebook fails, the executed notebook is still exported (the error shows in its cell), the failure
-    is written to ``error.log`` beside it, the last finished report is kept in ``LAST_GOOD``, and
-    ``RunFailed`` (its one-line reason) is raised."""
+    """papermill execution and HTML export; returns the report's HTML path. An execution holds the report
+    folder's lock: a second one into the same folder, by another ``kit.batch``, fails at once and touches
+    nothing. The previous execution's report is set aside first (``set_last_report_aside``), so the
+    folder shows only this one. When the notebook fails, the executed notebook is still exported (the
+    error shows in its cell), the failure is written to ``error.log`` beside it, the last finished report
+    is kept in ``LAST_GOOD``, and ``RunFailed`` (its one-line reason) is raised."""
+    out_dir = run.report_dir(reports)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / EXECUTING, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another kit.batch is executing this run into {out_dir}; rerun when it ends") from None
+        return _execute(run, out_dir)
+
+
+def _execute(run: Run, out_dir: Path) -> Path:
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
-    out_dir = run.report_dir(reports)
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out_dir / RUN_FILE_MARK, run_file_name(run.file) + "\n")
     set_last_report_aside(out_dir)
     executed = out_dir / f"{run.notebook}.ipynb"
@@ -226,6 +240,10 @@ def execute(run: Run, reports: Path) -> Path:
         )
     except Exception as err:  # the kernel's error, or papermill's own
         failure = err
+    except KeyboardInterrupt:  # Ctrl-C: recorded and the last finished report kept, as after a failure
+        keep_last_report(out_dir, failed=True)
+        write_text_atomic(out_dir / "error.log", "interrupted (Ctrl-C) before the notebook finished; rerun it\n")
+        raise
     html_file = out_dir / "report.html"
     if executed.exists():
         notebook = nbformat.read(executed, as_version=4)
@@ -439,11 +457,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"no .yaml run files in {' '.join(args.paths)}")
 
     runs, invalid = [], []
-    for file in files:
-        try:
-            runs.append(prepare(file))
-        except (ParameterError, OSError, ValueError) as err:
-            invalid.append(str(err))
+    with warnings.catch_warnings():  # checks say one line per bad file; the notebooks show data warnings
+        warnings.simplefilter("ignore")
+        for file in files:
+            try:
+                runs.append(prepare(file))
+            except (ParameterError, OSError, ValueError) as err:
+                invalid.append(str(err))
     invalid += shared_report_folders(runs, reports) + foreign_report_folders(runs, reports)
     if invalid:  # bad parameters fail before anything is trained
         for message in invalid:
@@ -455,6 +475,10 @@ def main(argv: list[str] | None = None) -> int:
     except ClusterError as err:
         print(f"[kit.batch] {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        write_index(reports, studies_about())
+        print("[kit.batch] interrupted; the same command resumes (finished trainings are cached)", file=sys.stderr)
+        return 130
     index = write_index(reports, studies_about())
     print(f"[kit.batch] index: {index}")
     if failures:

@@ -423,6 +423,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, (str, int, float, bool)):
+                raise ParameterError(
+                    f"line {key_node.start_mark.line + 1}: a key is a parameter name, got a {type(key).__name__}"
+                )
             if key in seen:
                 raise ParameterError(f"line {key_node.start_mark.line + 1}: key '{key}' given a second time")
             seen.add(key)
@@ -471,15 +475,14 @@ def _load_yaml(path: Path) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        try:
-            nodes = _expanded_nodes(node, {})
-        except RecursionError:
-            raise ParameterError("values nested too deeply for a run file") from None
+        nodes = _expanded_nodes(node, {})
         if nodes > MAX_RUN_FILE_NODES:
             raise ParameterError(
                 f"its aliases expand to {nodes:,} values; a run file holds at most {MAX_RUN_FILE_NODES:,}"
             )
         return loader.construct_document(node)
+    except RecursionError:  # PyYAML composes and builds nested values recursively
+        raise ParameterError("values nested too deeply for a run file") from None
     finally:
         loader.dispose()
 

@@ -55,7 +55,7 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
     """Load BIOSSES (columns id, split, sentence1, sentence2, annotator_a..e, score)."""
     file = resolve(BIOSSES, path)
     s1, s2, scores, splits = [], [], [], []
-    first_line: dict[str, int] = {}  # pair id -> the line it was read at
+    first_line: dict[object, int] = {}  # pair id (a number when it is one: "01" is 1) or pair -> its line
     with open_text(file) as f:
         reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
@@ -77,9 +77,12 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
                 raise MalformedDataError(f"{file}:{line}: score {score} is outside BIOSSES' 0-4 scale")
             if row[1] not in SPLITS:
                 raise MalformedDataError(f"{file}:{line}: split {excerpt(row[1])} is not one of {SPLITS}")
-            if row[0] in first_line:
-                raise MalformedDataError(f"{file}:{line}: pair id {excerpt(row[0])} repeats line {first_line[row[0]]}")
-            first_line[row[0]] = line
+            pair_id = int(row[0]) if row[0].strip().isdigit() else row[0].strip()
+            pair = (row[2].strip(), row[3].strip())
+            for key, what in ((pair_id, f"pair id {excerpt(row[0])}"), (pair, "the sentence pair")):
+                if key in first_line:
+                    raise MalformedDataError(f"{file}:{line}: {what} repeats line {first_line[key]}")
+                first_line[key] = line
             s1.append(row[2].strip())
             s2.append(row[3].strip())
             scores.append(score)

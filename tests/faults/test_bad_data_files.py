@@ -9,6 +9,15 @@ from kit.batch import main as batch_main
 from kit.data import MalformedDataError, load_biosses, load_pubmed_sentences
 
 
+def test_a_sentence_pair_given_twice_under_two_ids_is_refused(tmp_path, biosses):
+    lines = open(biosses.source, encoding="utf-8").read().splitlines()
+    again = "\t".join(["101", *lines[1].split("\t")[1:]])
+    path = tmp_path / "biosses.tsv"
+    path.write_text("\n".join([*lines, again]) + "\n", encoding="utf-8")
+    with pytest.raises(MalformedDataError, match=":102: the sentence pair repeats line 2"):
+        load_biosses(path)
+
+
 def biosses_with(tmp_path, biosses, edit) -> str:
     """The shared BIOSSES file with ``edit(cells)`` applied to its first data row."""
     lines = open(biosses.source, encoding="utf-8").read().splitlines()
@@ -50,6 +59,7 @@ BIOSSES_EDITS = {
     "score not a number": (set_cell(-1, "high"), ":2: score 'high' is not a number"),
     "empty sentence": (set_cell(2, " "), ":2: empty sentence1"),
     "repeated pair id": (set_cell(0, "2"), ":3: pair id '2' repeats line 2"),
+    "repeated pair id, written otherwise": (set_cell(0, " 02"), ":3: pair id '2' repeats line 2"),
 }
 
 

@@ -30,6 +30,7 @@ BAD_VALUES = {
     "steps: 10\nsteps: 20": "line 3: key 'steps' given a second time",  # line 1 is the model
     "corpus_size: 100000": "parameter 'corpus_size': 100,000 sentences, but the shared PubMed corpus (after the 300",
     "corpus_size: 40000\nlanguage: zh": "parameter 'corpus_size': 40,000 sentences, but the pooled ChineseBLUE",
+    "map_sentences: 60000": "parameter 'map_sentences': 60,000 sentences held out for the map, but the shared PubMed",
     "notebook: qfcl_summarization\nsplit_sizes: [900, 50, 100]": "parameter 'split_sizes': [900, 50, 100] needs 1050",
     "notebook: medse_entity_definitions\ntrain_size: 100000": "parameter 'train_size': 100,000 sentences per run",
     "notebook: augmented_sbert\nfolds: 1": "parameter 'folds': must be at least 2",
@@ -45,6 +46,7 @@ MALFORMED = {  # the whole file
     "": "no parameters (the file is empty, or only comments); a run file sets at least one",  # ran the defaults
     "# a comment and nothing else\n": "no parameters",
     "null": "no parameters",
+    "model: tiny-random-bert\n? [a, b]\n: 1": "line 2: a key is a parameter name, got a list",  # was a TypeError
 }
 
 
@@ -188,3 +190,38 @@ def test_a_second_call_refuses_a_report_folder_that_holds_another_run_files_repo
     (line,) = err.strip().splitlines()
     assert code == 2 and line.startswith(f"invalid: {second}: its report folder") and f"report of {first}" in line
     assert report.read_bytes() == before
+
+
+def test_a_model_folder_whose_weights_do_not_fit_its_config_is_refused_before_any_training(tmp_path, capsys):
+    """It was trained on, failed, and left a report folder with an error.log."""
+    import json
+
+    from kit.core.models import Encoder
+
+    folder = Encoder.from_pretrained("tiny-random-bert", "mean").save(tmp_path / "model")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "hidden_size": 16, "num_attention_heads": 2}))
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "misfit", f"model: {folder}\nsteps: 2", after_model=False))
+    (line,) = err.strip().splitlines()
+    assert code == 2 and f"parameter 'model': {folder / 'model.safetensors'}: tensor" in line and "has shape" in line
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_data_warning_does_not_add_lines_to_a_refusal(tmp_path, capsys):
+    """Study 2 loads RQE to check its paths, and RQE's public train split warns of a dropped empty pair: the
+    refusal of a bad mednli_path was three lines."""
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$secret:19700:0:99999:7:::\n")
+    file = tmp_path / "augmented_sbert" / "run.yaml"
+    file.parent.mkdir()
+    file.write_text(f"model: tiny-random-bert\nmednli_path: {shadow}\n")
+    code, err = run_batch(tmp_path, capsys, file)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and "parameter 'mednli_path'" in line and "secret" not in line
+
+
+def test_values_nested_a_thousand_deep_are_refused_in_one_line(tmp_path, capsys):
+    """A RecursionError of 2,995 lines."""
+    code, err = run_batch(tmp_path, capsys, write(tmp_path, "deep", "description: " + "[" * 1000 + "]" * 1000))
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.endswith("deep.yaml: values nested too deeply for a run file")

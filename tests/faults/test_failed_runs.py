@@ -166,3 +166,18 @@ def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path
         assert not (folder / "last_good").exists() and not (folder / ".previous").exists()
     else:
         assert report_files(folder / "last_good") == {"report.html": kept, "results.json": kept}
+
+
+def test_a_second_execution_into_a_folder_being_executed_fails_at_once_and_touches_nothing(tmp_path, capsys):
+    """Two kit.batch calls executing one run at once moved each other's report files about."""
+    import fcntl
+
+    reports = tmp_path / "reports"
+    folder = reports / "explore_augmentations" / "explore"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text("{}")
+    with open(folder / ".executing", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another kit.batch, amid the execution
+        assert batch_main([str(good_run_file(tmp_path)), "--reports", str(reports)]) == 1
+    assert f"another kit.batch is executing this run into {folder}" in capsys.readouterr().out
+    assert sorted(p.name for p in folder.iterdir()) == [".executing", "results.json"]

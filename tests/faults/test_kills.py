@@ -61,3 +61,31 @@ def test_kills_at_random_points_resume_to_the_uninterrupted_result(tmp_path):
     assert result["history"]["best_step"] == expected["history"]["best_step"]
     np.testing.assert_array_equal(embeddings, expected_embeddings)
     assert not list((tmp_path / "killed").rglob("*.damaged-*"))  # atomic writes: nothing was left half-written
+
+
+def test_ctrl_c_during_a_report_keeps_the_last_finished_one_and_says_how_to_resume(tmp_path):
+    """Ctrl-C amid a notebook printed a 68-line traceback and left the last report in a hidden folder, with the
+    index linking a report.html that was not there."""
+    from kit.paths import PARAMS
+
+    run_file = tmp_path / "explore_augmentations" / "run.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text((PARAMS / "explore_augmentations" / "smoke.yaml").read_text())
+    command = [sys.executable, "-m", "kit.batch", str(run_file), "--reports", str(tmp_path / "reports")]
+    env = {**os.environ, "KIT_PROGRESS": "0"}
+    assert subprocess.run(command, env=env, capture_output=True).returncode == 0
+    folder = tmp_path / "reports" / "explore_augmentations" / "run"
+    finished = (folder / "report.html").read_bytes()
+
+    batch = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while not (folder / ".previous").exists():  # the execution has begun: the last report is set aside
+        assert batch.poll() is None, batch.communicate()[1][-3000:]
+        time.sleep(0.01)
+    time.sleep(1.0)
+    batch.send_signal(signal.SIGINT)
+    _, err = batch.communicate(timeout=120)
+    assert batch.returncode == 130, err[-3000:]
+    assert "[kit.batch] interrupted; the same command resumes (finished trainings are cached)" in err.splitlines()
+    assert "/kit/" not in err, err[-3000:]  # no traceback through the kit (the dying kernel may print its own)
+    assert (folder / "last_good" / "report.html").read_bytes() == finished
+    assert "explore_augmentations/run/last_good/report.html" in (tmp_path / "reports" / "index.html").read_text()

@@ -133,8 +133,14 @@ class SimCSEParams(ContrastiveTrainingParams):
             available, what = len(chineseblue_corpus()), "the pooled ChineseBLUE train sentences"
         else:
             held = self.map_sentences if self.language == "en" else 0
+            corpus = self.corpus_path or "the shared PubMed corpus"
             available = len(load_pubmed_sentences(self.corpus_path)) - held
-            what = f"{self.corpus_path or 'the shared PubMed corpus'} (after the {held} held out for the map)"
+            if available <= 0:
+                raise ParameterError(
+                    f"parameter 'map_sentences': {held:,} sentences held out for the map, but {corpus} has "
+                    f"{available + held:,} in all; give fewer, or 0"
+                )
+            what = f"{corpus} (after the {held} held out for the map)"
         if self.corpus_size is not None and self.corpus_size > available:
             raise ParameterError(
                 f"parameter 'corpus_size': {self.corpus_size:,} sentences, but {what} has {available:,}; "
