@@ -591,7 +591,11 @@ def main(argv: list[str] | None = None) -> int:
     if state == "resume" and (out / CHECKPOINT).exists():
         print(f"{out}: resuming this run from its checkpoint")
     card = lambda log: model_card(out.name, description, texts, config, log, argv)  # noqa: E731
-    log = pretrain(texts, out, config, until, card)
+    try:
+        log = pretrain(texts, out, config, until, card)
+    except KeyboardInterrupt:
+        print(f"{out}: interrupted; the same command resumes from the last checkpoint", file=sys.stderr)
+        return 130
     if log.heldout_end is None:
         print(f"{out}: checkpointed before step {config.steps} (--until {until}); rerun without --until to finish")
         return 0

@@ -268,3 +268,19 @@ def test_a_killed_run_rerun_ends_with_the_uninterrupted_loss_log_and_weights(tmp
 
     finish(start(corpus, out, KILLED_STEPS))  # the same command again
     assert written(out) == written(uninterrupted[0])
+
+
+def test_ctrl_c_says_how_to_resume_in_one_line_and_the_rerun_finishes_the_run(tmp_path, corpus, uninterrupted):
+    """Ctrl-C printed a 20-line KeyboardInterrupt traceback."""
+    out = tmp_path / "model"
+    process = start(corpus, out, KILLED_STEPS)
+    while not (out / "checkpoint.pt").exists():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        time.sleep(0.002)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.strip().splitlines() == [
+        f"{out}: interrupted; the same command resumes from the last checkpoint"
+    ]
+    finish(start(corpus, out, KILLED_STEPS))
+    assert written(out) == written(uninterrupted[0])
