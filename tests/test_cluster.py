@@ -19,6 +19,7 @@ from kit.batch import main as batch_main
 from kit.batch import plan, prepare
 from kit.cluster import ClusterError, Share, _sees, at_once, run_share
 from kit.paths import PARAMS, PROJECT_ROOT
+from kit.study import ARTEFACTS
 
 SWEPT = ["augmented_sbert", "medse_entity_definitions"]  # two studies' smoke files
 
@@ -84,8 +85,12 @@ def untimed(value):
 
 
 def results(report_dir) -> dict[str, dict]:
-    """Every finished run's result without its timings, by run folder."""
-    return {p.parent.name: untimed(json.loads(p.read_text())) for p in report_dir.glob("runs/*/result.json")}
+    """Every finished run's result without its timings, by run folder; without its artefacts' digests too,
+    since an artefact may hold a time (``history.json``'s ``train_seconds``)."""
+    return {
+        p.parent.name: untimed({k: v for k, v in json.loads(p.read_text()).items() if k != ARTEFACTS})
+        for p in report_dir.glob("runs/*/result.json")
+    }
 
 
 @pytest.fixture(scope="module")
