@@ -20,8 +20,9 @@ from pathlib import Path
 
 from _common import record
 
-from kit.batch import execute_all, plan, prepare
+from kit.batch import execute_all
 from kit.paths import PARAMS
+from kit.runner import plan, prepare
 
 
 def timed(files: list[Path], jobs: int | None, ray: str | None) -> float:

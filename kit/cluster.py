@@ -1,7 +1,7 @@
 """Planned runs as Ray tasks: ``python -m kit.batch FILES --ray [ADDRESS]``, and ``--jobs N`` on one machine.
 
 Every training a run file's notebook reads (its study's ``planned_runs``) is one Ray task, then every
-run file's notebook is one (papermill and nbconvert, as ``kit.batch.execute``), submitted as soon as its
+run file's notebook is one (papermill and nbconvert, ``kit.runner.execute``), submitted as soon as its
 own trainings are done; the notebook finds its trainings in the run cache. Without an address the
 tasks run on a local Ray cluster started for the sweep, so ``--jobs N`` and ``--ray`` are one scheduling
 path; ``--jobs 1`` without ``--ray`` stays in-process and needs no Ray (``make demo``).
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.paths import PROJECT_ROOT
+from kit.runner import build_study, failure_reason, render
 
 INSTALL = 'pip install -e ".[cluster]"'
 FORWARDED_ENV = ("KIT_", "HF_", "TRANSFORMERS_", "TOKENIZERS_")
@@ -172,8 +173,6 @@ _STUDIES: dict = {}  # a worker's studies, kept across its tasks: building one c
 
 def _train(run, reports: Path, args: tuple, cwd: str) -> tuple[float, bool]:
     """Task: compute (or find cached) one planned run; returns (seconds, cached)."""
-    from kit.batch import build_study
-
     _enter(cwd)
     key = (run.notebook, run.name, str(reports), repr(sorted(run.parameters.items())))
     if key not in _STUDIES:
@@ -186,9 +185,7 @@ def _train(run, reports: Path, args: tuple, cwd: str) -> tuple[float, bool]:
 
 
 def _render(run, reports: Path, cwd: str) -> tuple[Path | None, float, Exception | None]:
-    """Task: execute and export the run file's notebook (``kit.batch.render``)."""
-    from kit.batch import render
-
+    """Task: execute and export the run file's notebook (``kit.runner.render``)."""
     _enter(cwd)
     return render(run, reports)
 
@@ -199,11 +196,9 @@ def task_error(err: BaseException) -> BaseException:
 
 
 def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, finished: Callable) -> None:
-    """Every planned training of every run file (``plans``: ``kit.batch.Plan``) as a task, each run file's
+    """Every planned training of every run file (``plans``: ``kit.runner.Plan``) as a task, each run file's
     notebook as a task once its trainings are done; a failed task is submitted once more, then reported.
     ``finished(k, html, seconds, error)`` is called as the notebook of run file ``k`` ends."""
-    from kit.batch import failure_reason
-
     options = {"num_cpus": share.cpus, "num_gpus": share.gpus, "max_retries": 0}
     train, render = ray.remote(**options)(_train), ray.remote(**options)(_render)
     cwd, pending, left = os.getcwd(), {}, [len(p.trainings) for p in plans]

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from kit.batch import main as batch_main
-from kit.batch import plan, prepare
 from kit.cluster import ClusterError, Share, _sees, at_once, run_share
 from kit.paths import PARAMS, PROJECT_ROOT
+from kit.runner import plan, prepare
 from kit.study import ARTEFACTS
 
 SWEPT = ["augmented_sbert", "medse_entity_definitions"]  # two studies' smoke files

@@ -27,9 +27,10 @@ ALLOWED = {
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
     "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},
-    "kit.batch": {"kit.cluster", "kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
-    # kit.batch's Ray scheduler; its tasks import kit.batch inside their bodies, in the worker that runs them
-    "kit.cluster": {"kit.batch", "kit.core", "kit.paths"},
+    # what running one run file means (its study, its trainings, its notebook's execution), below both runners
+    "kit.runner": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
+    "kit.batch": {"kit.cluster", "kit.runner", "kit.core", "kit.params", "kit.paths", "kit.report"},
+    "kit.cluster": {"kit.runner", "kit.core", "kit.paths"},  # kit.batch's Ray scheduler
     "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
 }
 # Private attributes of other libraries' objects that the kit must touch: transformers keeps a model's attention
@@ -84,6 +85,62 @@ def test_no_module_reads_another_objects_private_attributes(path):
             isinstance(base, ast.Call) and getattr(base.func, "id", "") == "super"
         )
         assert own or node.attr in FOREIGN_PRIVATE, f"{path.name}:{node.lineno}: {ast.unparse(node)}"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every kit module -> the kit modules it imports (at the top or inside a function), as files: an import
+    of a package is an import of its ``__init__``, and ``from kit.x import name`` of ``kit.x.name`` when
+    that is a module."""
+    modules = {module_name(p) for p in SOURCES}
+    graph = {}
+    for path in SOURCES:
+        targets = set()
+        for imported in kit_imports(path):
+            targets.add(imported if imported in modules else imported.rsplit(".", 1)[0])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kit"):
+                targets |= {f"{node.module}.{a.name}" for a in node.names} & modules
+        graph[module_name(path)] = targets & modules - {module_name(path)}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_two_modules_import_each_other_even_through_others():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_can_fail():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_layout_check_can_fail(tmp_path):

@@ -25,7 +25,7 @@ def report_page(run, *texts: str) -> str:
 
 
 def test_every_notebook_has_a_smoke_file_and_a_study_package():
-    from kit.batch import notebooks
+    from kit.runner import notebooks
 
     names = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
     assert names == {p.parent.name for p in PARAMS.glob("*/smoke.yaml")} == set(notebooks())
@@ -342,7 +342,7 @@ def test_the_batch_trains_ahead_every_run_the_notebook_reads(reports):
     """Every training a smoke notebook reads was planned (kit.batch trains it ahead, in this process or as a
     Ray task): its run folders are exactly those of the planned trainings (found cached again here; sweep
     points may share a table row's folder), none trained by the notebook alone."""
-    from kit.batch import plan, prepare
+    from kit.runner import plan, prepare
 
     for file in sorted(PARAMS.glob("*/smoke*.yaml")):
         run = prepare(file)

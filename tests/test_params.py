@@ -8,9 +8,10 @@ import torch
 from papermill.translators import PythonTranslator
 
 from kit.batch import main as batch_main
-from kit.batch import notebooks, prepare, study_params, sync_notebooks
+from kit.batch import sync_notebooks
 from kit.params import ParameterError, read_run_file
 from kit.paths import NOTEBOOKS, PARAMS
+from kit.runner import notebooks, prepare, study_params
 from kit.studies.simcse_augmentations import Params as SimCSEParams
 
 RUN_FILES = sorted(PARAMS.rglob("*.yaml"))

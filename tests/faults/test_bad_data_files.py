@@ -97,8 +97,8 @@ def test_every_study_checks_its_data_paths_up_front(tmp_path):
     """A path parameter that names no file fails in ``check_resources`` for every study that has one."""
     import dataclasses
 
-    from kit.batch import notebooks, study_params
     from kit.params import ParameterError
+    from kit.runner import notebooks, study_params
 
     checked = []
     for notebook in notebooks():

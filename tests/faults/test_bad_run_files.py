@@ -69,7 +69,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once_in_one_short_line(tmp_path, capsys
 
 
 def test_aliases_within_the_limit_are_read(tmp_path):
-    from kit.batch import prepare
+    from kit.runner import prepare
 
     run = prepare(write(tmp_path, "anchors", "seeds: &s [0, 1]\nfewshot_seeds: *s\nsteps: 2"))
     assert run.parameters["seeds"] == run.parameters["fewshot_seeds"] == [0, 1]
@@ -126,7 +126,7 @@ def test_every_bad_file_of_a_batch_is_named_and_the_good_ones_do_not_run(tmp_pat
 
 
 def test_floats_written_without_a_dot_are_floats(tmp_path, capsys):
-    from kit.batch import prepare
+    from kit.runner import prepare
 
     assert prepare(write(tmp_path, "lr", "lr: 1e-5\ntemperature: 5E-2")).parameters["lr"] == 1e-5
 

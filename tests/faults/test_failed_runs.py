@@ -147,7 +147,7 @@ def execution(folder, outcome: str) -> None:
     ],
 )
 def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path, outcomes, kept):
-    from kit.batch import keep_last_report, set_last_report_aside
+    from kit.runner import keep_last_report, set_last_report_aside
 
     folder = tmp_path / "run"
     (folder / "runs").mkdir(parents=True)

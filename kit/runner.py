@@ -1,0 +1,267 @@
+"""Running one run file: its notebook's study, its planned trainings, and the execution of its notebook.
+
+What ``kit.batch`` (in its own process) and ``kit.cluster`` (as Ray tasks) both do with a run file, below
+both of them: a ``Run`` is a checked run file (``prepare``); ``plan`` builds its study and lists the
+trainings its notebook will read; ``train`` computes them into the run cache; ``execute`` runs the notebook
+with papermill into ``reports/<notebook>/<run>/`` and exports ``report.html`` with nbconvert, keeping the
+last finished report when an execution fails or is interrupted; ``render`` is ``execute`` timed, its error
+returned. The study of a notebook is the package ``kit.studies.<notebook>``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import os
+import pkgutil
+import re
+import shutil
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import kit.studies
+from kit.core.files import write_text_atomic
+from kit.params import ParameterError, Params, read_run_file
+from kit.paths import NOTEBOOKS, PROJECT_ROOT
+from kit.report.index import LAST_GOOD, PREVIOUS
+from kit.study import Study
+
+
+def notebooks() -> list[str]:
+    """Every notebook with a study package (``kit/studies/<notebook>/``)."""
+    return sorted(m.name for m in pkgutil.iter_modules(kit.studies.__path__) if m.ispkg)
+
+
+def study_module(notebook: str) -> ModuleType:
+    """``kit.studies.<notebook>``: its ``Params`` and, for a notebook that trains, its ``Study``."""
+    if notebook not in notebooks():
+        raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {notebooks()}")
+    return importlib.import_module(f"kit.studies.{notebook}")
+
+
+def study_params(notebook: str) -> type[Params]:
+    """The parameter declaration of a notebook."""
+    return study_module(notebook).Params
+
+
+@dataclass
+class Run:
+    file: Path
+    notebook: str
+    name: str
+    parameters: dict  # every parameter, defaults filled in
+
+    def report_dir(self, reports: Path) -> Path:
+        return reports / self.notebook / self.name
+
+
+def prepare(file: Path) -> Run:
+    """Read and check one run file: keys, types, values, then the models (raises ParameterError naming the file)."""
+    run_file = read_run_file(file)
+    try:
+        params = study_params(run_file.notebook).from_dict(run_file.parameters)
+        params.check_resources()
+    except (ParameterError, OSError, ValueError) as err:  # OSError: a data file that is missing or malformed
+        raise ParameterError(f"{file}: {err}") from None
+    return Run(file, run_file.notebook, run_file.name, params.to_dict())
+
+
+class RunFailed(Exception):
+    """A run's notebook failed; the message is one line (the error and its cell), the full log is ``log``."""
+
+    def __init__(self, reason: str, log: Path):
+        super().__init__(reason, log)  # both in args: it crosses process boundaries (--jobs) by pickling
+        self.reason, self.log = reason, log
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def failure_reason(err: BaseException) -> str:
+    """One line: the exception's type and message and, for an error inside the notebook, the cell."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(err, PapermillExecutionError):
+        message, where = f"{err.ename}: {err.evalue}", f" (notebook cell In [{err.exec_count}])"
+    else:
+        message, where = f"{type(err).__name__}: {err}", ""
+    message = " ".join(message.split())
+    return (message[:600] + " ..." if len(message) > 600 else message) + where
+
+
+def failure_log(err: BaseException) -> str:
+    """The full story of a failure: the reason, the failing cell's source and the traceback, without colour codes."""
+    from papermill.exceptions import PapermillExecutionError
+
+    if isinstance(err, PapermillExecutionError):
+        cell = f"--- the failing cell (In [{err.exec_count}]) ---\n{err.source}\n"
+        trace = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", "\n".join(err.traceback))  # the kernel's colour codes
+    else:
+        cell, trace = "", "".join(traceback.format_exception(err))
+    return f"{failure_reason(err)}\n\n{cell}--- traceback ---\n{trace}\n"
+
+
+RUN_FILE_MARK = ".run_file"
+"""In a report folder: the run file whose report it holds (relative to the project when inside it)."""
+
+
+EXECUTING = ".executing"
+"""In a report folder: the lock an execution holds, so that a second one into the same folder is refused."""
+
+
+KEPT = ("runs", "models", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD)
+"""What an execution leaves in place in its report folder: the run cache, saved models and the kept reports."""
+
+
+def run_file_name(file: Path) -> str:
+    """``file`` as the report folder's mark names it: relative to the project when inside it, else absolute."""
+    file = Path(file).resolve()
+    return str(file.relative_to(PROJECT_ROOT)) if file.is_relative_to(PROJECT_ROOT) else str(file)
+
+
+def set_last_report_aside(out_dir: Path) -> None:
+    """Before an execution: a finished execution's report (``results.json`` present) moves into ``PREVIOUS``,
+    so that the folder shows only this one; a failed or killed execution's files are removed, and the
+    ``PREVIOUS`` it set aside stays (it holds the last finished report)."""
+    report = [p for p in out_dir.iterdir() if p.name not in KEPT]
+    if (out_dir / "results.json").is_file():
+        shutil.rmtree(out_dir / PREVIOUS, ignore_errors=True)
+        (out_dir / PREVIOUS).mkdir()
+        for path in report:
+            path.rename(out_dir / PREVIOUS / path.name)
+        return
+    for path in report:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def keep_last_report(out_dir: Path, failed: bool) -> Path | None:
+    """After an execution: when it failed, the report set aside before it (if any) becomes ``LAST_GOOD``,
+    which is returned; when it finished, the reports kept from earlier executions are removed."""
+    previous, last_good = out_dir / PREVIOUS, out_dir / LAST_GOOD
+    if not failed:
+        shutil.rmtree(previous, ignore_errors=True)
+        shutil.rmtree(last_good, ignore_errors=True)
+        return None
+    if previous.is_dir():
+        shutil.rmtree(last_good, ignore_errors=True)
+        previous.rename(last_good)
+    return last_good if last_good.is_dir() else None
+
+
+def execute(run: Run, reports: Path) -> Path:
+    """papermill execution and HTML export; returns the report's HTML path. An execution holds the report
+    folder's lock: a second one into the same folder, by another ``kit.batch``, fails at once and touches
+    nothing. The previous execution's report is set aside first (``set_last_report_aside``), so the
+    folder shows only this one. When the notebook fails, the executed notebook is still exported (the
+    error shows in its cell), the failure is written to ``error.log`` beside it, the last finished report
+    is kept in ``LAST_GOOD``, and ``RunFailed`` (its one-line reason) is raised."""
+    out_dir = run.report_dir(reports)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / EXECUTING, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another kit.batch is executing this run into {out_dir}; rerun when it ends") from None
+        return _execute(run, out_dir)
+
+
+def _execute(run: Run, out_dir: Path) -> Path:
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    write_text_atomic(out_dir / RUN_FILE_MARK, run_file_name(run.file) + "\n")
+    set_last_report_aside(out_dir)
+    executed = out_dir / f"{run.notebook}.ipynb"
+    os.environ["KIT_PROGRESS"] = "0"
+    failure = None
+    try:
+        papermill.execute_notebook(
+            str(NOTEBOOKS / f"{run.notebook}.ipynb"),
+            str(executed),
+            parameters={**run.parameters, "report_dir": str(out_dir.resolve())},
+            cwd=str(PROJECT_ROOT),
+            progress_bar=False,
+            kernel_name="python3",
+        )
+    except Exception as err:  # the kernel's error, or papermill's own
+        failure = err
+    except KeyboardInterrupt:  # Ctrl-C: recorded and the last finished report kept, as after a failure
+        keep_last_report(out_dir, failed=True)
+        write_text_atomic(out_dir / "error.log", "interrupted (Ctrl-C) before the notebook finished; rerun it\n")
+        raise
+    html_file = out_dir / "report.html"
+    if executed.exists():
+        notebook = nbformat.read(executed, as_version=4)
+        notebook.metadata["title"] = f"{study_module(run.notebook).ABOUT.title}: run {run.name}"  # the page title
+        body, _ = HTMLExporter(
+            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+        ).from_notebook_node(notebook)
+        write_text_atomic(html_file, body)
+    last_good = keep_last_report(out_dir, failed=failure is not None)
+    if failure is not None:
+        log = write_text_atomic(out_dir / "error.log", failure_log(failure))
+        kept = f"; the last finished report is kept in {shown_path(last_good)}" if last_good else ""
+        raise RunFailed(failure_reason(failure) + kept, log) from failure
+    return html_file
+
+
+def render(run: Run, reports: Path) -> tuple[Path | None, float, Exception | None]:
+    """``execute`` timed, its error returned instead of raised: (report, seconds, None) or (None, seconds,
+    the error), so one failing notebook does not stop the others (in this process or a Ray task)."""
+    t0 = time.monotonic()
+    try:
+        return execute(run, reports), time.monotonic() - t0, None
+    except Exception as err:
+        return None, time.monotonic() - t0, err
+
+
+def build_study(run: Run, reports: Path) -> Study | None:
+    """The run file's study, or None for a notebook that trains nothing (the explorer)."""
+    module = study_module(run.notebook)
+    if not hasattr(module, "Study"):
+        return None
+    return module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
+
+
+@dataclass
+class Plan:
+    """A run file's study and the trainings its notebook will read; no study when the notebook trains
+    nothing, or when its study cannot be built here (``broken``: bad data found only now; the notebook
+    meets the error and reports it in full)."""
+
+    study: Study | None
+    trainings: list[tuple]
+    broken: str | None = None
+
+
+def plan(run: Run, reports: Path) -> Plan:
+    try:
+        study = build_study(run, reports)
+    except Exception as err:
+        return Plan(None, [], failure_reason(err))
+    return Plan(study, study.planned_runs() if study else [])
+
+
+def train(study: Study, planned: list[tuple], emit: Callable[[tuple], None]) -> None:
+    """Train (or find cached) each planned run in turn; ``emit`` gets ("done", label, seconds, cached) per
+    run, or on the first failure ("failed", label, reason, runs left) and the rest is left to the notebook,
+    which meets the failure again and reports it in full."""
+    for i, args in enumerate(planned):
+        label, before, t0 = study.run_label(*args), len(study.computed_runs), time.monotonic()
+        try:
+            study.run(*args)
+        except Exception as err:
+            emit(("failed", label, failure_reason(err), len(planned) - i - 1))
+            return
+        emit(("done", label, time.monotonic() - t0, len(study.computed_runs) == before))
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working folder when it is inside it (shorter in logs), else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
