@@ -39,9 +39,10 @@ def peak_rss_of_run(param_file: str) -> tuple[float, float]:
 def peak_gpu_memory(batch_size: int, mini_batch_size: int | None = None, max_length: int = 32) -> float:
     """Peak allocated GPU memory (GB: weights, AdamW state and activations) over 3 SimCSE steps of
     random-bert-base with bf16 autocast; ``mini_batch_size`` trains through GradCache."""
+    from kit.core.config import TrainConfig
     from kit.core.gradcache import CachedSimCSEObjective
     from kit.core.models import Encoder
-    from kit.core.train import TrainConfig, train_contrastive
+    from kit.core.train import train_contrastive
     from kit.data import load_pubmed_sentences
 
     enc = Encoder.from_pretrained("random-bert-base", "cls_before_pooler")

@@ -18,8 +18,9 @@ import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
+from kit.core.config import TrainConfig
 from kit.core.models import Encoder
-from kit.core.train import TrainConfig, train_contrastive
+from kit.core.train import train_contrastive
 from kit.data import load_pubmed_sentences
 
 MATRIX_KERNEL = re.compile(r"gemm|xmma|cutlass|nvjet|wgmma|flash|fmha|attention|sm90_|sm80_", re.IGNORECASE)

@@ -26,9 +26,10 @@ import torch
 from _common import record
 from torch.nn import functional as F
 
+from kit.core.config import TrainConfig
 from kit.core.devices import autocast, resolve_device
 from kit.core.models import Encoder
-from kit.core.train import TrainConfig, train_contrastive
+from kit.core.train import train_contrastive
 from kit.data import load_pubmed_sentences
 
 

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit.core.cli import Parser, integer, number, output_folder
+from kit.core.cli import Parser, checked, integer, number, output_folder
 from kit.core.files import write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.suite import SuiteResult, evaluate
@@ -162,14 +162,14 @@ def task_or_group(name: str) -> str:
 def parser() -> Parser:
     """The arguments, each checked where argparse reads it (see ``kit.core.cli``); the models' folders and
     files too (``kit.core.models.check_available``)."""
-    from kit.core.devices import device_argument
-    from kit.core.models import MIN_MAX_LENGTH, POOLERS, model_argument
+    from kit.core.devices import check_device
+    from kit.core.models import MIN_MAX_LENGTH, POOLERS, check_available
 
     ap = Parser(prog="python -m kit.evaluate", description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "models",
         nargs="+",
-        type=model_argument,
+        type=checked(check_available),
         help="aliases, Hugging Face names or folders; the first is the baseline",
     )
     ap.add_argument(
@@ -226,7 +226,7 @@ def parser() -> Parser:
     )
     ap.add_argument("--precision", choices=PRECISIONS, default="fp32", help="fp32 (default) or bf16 autocast")
     ap.add_argument(
-        "--device", type=device_argument, default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps"
+        "--device", type=checked(check_device), default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps"
     )
     ap.add_argument(
         "--cache",

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import reprlib
 import types
 import typing
 from collections.abc import Callable
@@ -31,48 +30,10 @@ from typing import Any, Literal
 
 import yaml
 
-from kit.core.devices import check_device
-from kit.core.models import ALIASES, MIN_MAX_LENGTH, PoolerName, check_available
-
-if typing.TYPE_CHECKING:
-    from kit.core.train import TrainConfig
-
-
-class ParameterError(ValueError):
-    """A run's parameters do not fit the study's declaration."""
-
-
-def param(
-    default,
-    help: str,
-    *,
-    min=None,
-    max=None,
-    gt=None,
-    lt=None,
-    choices=None,
-    nonempty: bool = False,
-    unique: bool = False,
-    available: Callable[[Any], None] | None = None,
-):
-    """A documented parameter field. ``min``/``max`` (inclusive), ``gt``/``lt`` (exclusive) and
-    ``choices`` constrain the value, or each item of a list; ``nonempty`` and ``unique`` constrain a
-    list. ``available(value)`` raises when the value names something (a model) that cannot be
-    loaded here; ``check_resources`` calls it. A list default is copied for every instance."""
-    metadata = {
-        "help": help,
-        "min": min,
-        "max": max,
-        "gt": gt,
-        "lt": lt,
-        "nonempty": nonempty,
-        "unique": unique,
-        "choices": None if choices is None else tuple(choices),
-        "available": available,
-    }
-    if isinstance(default, list):
-        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+from kit.core.config import TrainConfig, TrainSettings
+from kit.core.models import ALIASES, PoolerName, check_available
+from kit.core.settings import ParameterError, bound_words, check_constraints, settings_from, short_repr
+from kit.core.settings import setting as param
 
 
 def model_param(default: str = "minilm", what: str = "encoder"):
@@ -96,11 +57,6 @@ def biosses_param():
     from kit.data import load_biosses
 
     return data_param("a BIOSSES file to use instead of the shared one (same columns)", load_biosses)
-
-
-def device_param():
-    """Where runs train, checked by ``check_resources`` (``kit.core.devices.check_device``)."""
-    return param("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)
 
 
 def suite_param(default: list[str] | None, none: str = ""):
@@ -160,13 +116,6 @@ def save_models_param():
     )
 
 
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 60
-_REPR.maxlist = _REPR.maxdict = 8
-_REPR.maxlevel = 3
-_shown = _REPR.repr
-"""A value as error messages quote it: at most a few dozen characters, whatever its size."""
-
 _FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
@@ -188,53 +137,23 @@ def _check_type(key: str, value: Any, tp: Any) -> Any:
         raise ParameterError(" or ".join(errors))
     if origin is Literal:
         if value not in args:
-            raise ParameterError(f"parameter '{key}': {_shown(value)} is not one of the allowed values {list(args)}")
+            raise ParameterError(
+                f"parameter '{key}': {short_repr(value)} is not one of the allowed values {list(args)}"
+            )
         return value
     if origin is list:
         if not isinstance(value, list):
-            raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {_shown(value)}")
+            raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {short_repr(value)}")
         return [_check_type(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if tp is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
         return float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string
     if tp in (int, float, str, bool) and not (isinstance(value, tp) and not (tp is int and isinstance(value, bool))):
-        raise ParameterError(f"parameter '{key}': expected {tp.__name__}, got {type(value).__name__} {_shown(value)}")
+        raise ParameterError(
+            f"parameter '{key}': expected {tp.__name__}, got {type(value).__name__} {short_repr(value)}"
+        )
     return value
-
-
-def _check_constraints(key: str, value: Any, meta: dict) -> None:
-    if isinstance(value, list):
-        if meta["nonempty"] and not value:
-            raise ParameterError(f"parameter '{key}': give at least one value")
-        repeated = sorted({json.dumps(v) for v in value if value.count(v) > 1})
-        if meta["unique"] and repeated:
-            raise ParameterError(f"parameter '{key}': value(s) {', '.join(repeated)} given more than once")
-    items = value if isinstance(value, list) else [value]
-    unknown = [v for v in items if meta["choices"] is not None and v is not None and v not in meta["choices"]]
-    if unknown:
-        raise ParameterError(f"parameter '{key}': unknown value(s) {_shown(unknown)}; allowed: {list(meta['choices'])}")
-    for v in items:
-        if v is None or isinstance(v, (str, bool)):
-            continue
-        for bound, fails in (
-            ("min", lambda b: v < b),
-            ("max", lambda b: v > b),
-            ("gt", lambda b: v <= b),
-            ("lt", lambda b: v >= b),
-        ):
-            if meta[bound] is not None and fails(meta[bound]):
-                raise ParameterError(f"parameter '{key}': must be {_bound_words(meta)}, got {_shown(value)}")
-
-
-def _bound_words(meta: dict) -> str:
-    """The value constraints in words, without '=' (papermill reads '=' in a comment as a second assignment)."""
-    words = [
-        f"{name} {meta[bound]}"
-        for bound, name in (("min", "at least"), ("gt", "above"), ("max", "at most"), ("lt", "below"))
-        if meta[bound] is not None
-    ]
-    return " and ".join(words)
 
 
 def _constraint_text(meta: dict, tp) -> str:
@@ -242,8 +161,8 @@ def _constraint_text(meta: dict, tp) -> str:
     allowed = meta["choices"] or _literal_values(tp)
     if allowed:
         parts.append("one of: " + ", ".join(map(str, allowed)))
-    if _bound_words(meta):
-        parts.append(_bound_words(meta))
+    if bound_words(meta):
+        parts.append(bound_words(meta))
     if meta["nonempty"]:
         parts.append("non-empty")
     if meta["unique"]:
@@ -296,12 +215,12 @@ class Params:
         unknown = sorted(set(values) - set(fields))
         if unknown:
             raise ParameterError(
-                f"unknown parameter(s) {_shown(unknown)} for {cls.__name__}; allowed: {sorted(fields)}"
+                f"unknown parameter(s) {short_repr(unknown)} for {cls.__name__}; allowed: {sorted(fields)}"
             )
         checked = {k: _check_type(k, v, hints[k]) for k, v in values.items()}
         params = cls(**checked)
         for name, f in fields.items():
-            _check_constraints(name, getattr(params, name), f.metadata)
+            check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
         return params
 
@@ -371,46 +290,27 @@ def _default(f: dataclasses.Field) -> Any:
 
 
 @dataclass
-class ContrastiveTrainingParams(Params):
-    """The parameters of ``kit.core.train``'s contrastive loop, declared once for every study that trains a
-    sentence encoder with it; the defaults are a demo-sized budget."""
+class EncoderParams(Params):
+    """The sentence encoder a study trains: the model, its pooler and the seeds of every trained row."""
 
     model: str = model_param()
     pooler: PoolerName = param("mean", "how the trained encoder's token states become a sentence embedding")
     seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
-    steps: int = param(20, "optimizer steps per training run", min=1)
-    eval_every: int = param(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
-    batch_size: int = param(32, "sentences per batch; each sentence's negatives are the others", min=2)
-    lr: float = param(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
-    max_length: int = param(32, "tokens per training sentence (longer ones are truncated)", min=MIN_MAX_LENGTH)
-    temperature: float = param(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
-    device: str = device_param()
-    compile: bool = param(False, "torch.compile the backbone (CUDA speed; dropout masks then differ from eager runs)")
-    cuda_graphs: bool = param(
-        False, "CUDA only: batches padded to max_length, replayed as CUDA graphs (the fastest step; not with compile)"
-    )
+
+
+@dataclass
+class ContrastiveTrainingParams(TrainSettings, EncoderParams):
+    """The parameters of every study that trains sentence encoders with ``kit.core.train``'s contrastive loop:
+    the encoder (``EncoderParams``) and the loop's settings (``kit.core.config.TrainSettings``, declared there
+    once; the defaults are a demo-sized budget)."""
 
     def validate(self) -> None:
-        if self.compile and self.cuda_graphs:
-            raise ParameterError("parameters 'compile' and 'cuda_graphs': choose one (dynamic or static shapes)")
+        self.check_speed_options()
 
     def train_config(self, seed: int, **loss_options) -> TrainConfig:
-        """The ``TrainConfig`` of one run; ``loss_options`` (``mix_lambda``, ``iw_phi``) come from the row."""
-        from kit.core.train import TrainConfig
-
-        return TrainConfig(
-            lr=self.lr,
-            batch_size=self.batch_size,
-            max_length=self.max_length,
-            temperature=self.temperature,
-            steps=self.steps,
-            eval_every=self.eval_every,
-            seed=seed,
-            device=self.device,
-            compile=self.compile,
-            cuda_graphs=self.cuda_graphs,
-            **loss_options,
-        )
+        """The ``TrainConfig`` of one run: these settings, ``seed`` and the row's ``loss_options``
+        (``mix_lambda``, ``iw_phi``)."""
+        return settings_from(self, TrainConfig, seed=seed, **loss_options)
 
 
 # ---- run files ----------------------------------------------------------------------------
@@ -516,6 +416,6 @@ def read_run_file(path: str | Path) -> RunFile:
     notebook = data.pop("notebook", None) or path.parent.name
     if not isinstance(notebook, str):
         raise ParameterError(
-            f"{path}: key 'notebook': a notebook name, got {type(notebook).__name__} {_shown(notebook)}"
+            f"{path}: key 'notebook': a notebook name, got {type(notebook).__name__} {short_repr(notebook)}"
         )
     return RunFile(path, notebook, data)

@@ -33,19 +33,23 @@ import shlex
 import sys
 import tempfile
 import time
+import typing
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from kit.core.batches import Batches
-from kit.core.cli import Parser, integer, number, output_folder
-from kit.core.devices import autocast, describe, device_argument, resolve_device
+from kit.core.cli import Parser, integer, output_folder, setting_argument
+from kit.core.config import TrainSettings
+from kit.core.devices import autocast, describe, resolve_device
 from kit.core.files import normal_permissions, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
+from kit.core.models import MIN_MAX_LENGTH
 from kit.core.progress import bar, quiet_libraries
+from kit.core.settings import ParameterError, check_settings, redefault, setting
 from kit.core.train import read_checkpoint
 from kit.report.record import git_commit
 
@@ -61,37 +65,32 @@ MAX_POSITIONS = 512  # as BERT: evaluation encodes longer texts than pretraining
 
 @dataclass
 class PretrainConfig:
-    """The model's shape and the MLM run's hyperparameters (defaults: the kit's mini-BERTs)."""
+    """The model's shape and the MLM run's hyperparameters (defaults: the kit's mini-BERTs), each declared with
+    its help and allowed values, which the command line takes over (``kit.core.cli.setting_argument``)."""
 
-    vocab_size: int = 8000
-    min_frequency: int = 2
-    layers: int = 4
-    hidden: int = 256
-    heads: int = 4
-    intermediate: int = 1024
-    max_length: int = 48
-    batch_size: int = 256
-    steps: int = 8000
-    lr: float = 5e-4
-    warmup: float = 0.06  # share of the steps
-    weight_decay: float = 0.01
-    mask_prob: float = 0.15
-    heldout: int = 1000  # sentences kept out of training, for the held-out MLM loss
-    seed: int = 0
-    device: str = "auto"
-    save_every: int = 1000
-    log_every: int = 100
+    vocab_size: int = setting(8000, "WordPiece tokens learnt from the corpus, at most", min=len(SPECIAL_TOKENS) + 1)
+    min_frequency: int = setting(2, "occurrences a merge needs to enter the vocabulary", min=1)
+    layers: int = setting(4, "transformer layers", min=1)
+    hidden: int = setting(256, "hidden size, a multiple of --heads", min=1)
+    heads: int = setting(4, "attention heads", min=1)
+    intermediate: int = setting(1024, "feed-forward size", min=1)
+    max_length: int = setting(48, "tokens kept of a sentence", min=MIN_MAX_LENGTH, max=MAX_POSITIONS)
+    batch_size: int = setting(256, "sentences per batch", min=1)
+    steps: int = setting(8000, "optimizer steps", min=1)
+    lr: float = setting(5e-4, "AdamW peak learning rate", gt=0)
+    warmup: float = setting(0.06, "share of the steps with a linear warm-up", gt=0, lt=1)
+    weight_decay: float = setting(0.01, "AdamW weight decay (not on biases and LayerNorm)", min=0)
+    mask_prob: float = setting(0.15, "share of the tokens chosen for the MLM loss", gt=0, lt=1)
+    heldout: int = setting(1000, "sentences never trained on, for the held-out MLM loss", min=1)
+    seed: int = setting(0, "seed of the split, the batches, the masks, dropout and initialisation", min=0)
+    device: str = redefault(TrainSettings, "device", "auto")
+    save_every: int = setting(1000, "steps between checkpoints", min=1)
+    log_every: int = setting(100, "steps between logged training losses", min=1)
 
     def __post_init__(self):
-        for name in ("vocab_size", "layers", "hidden", "heads", "intermediate", "max_length", "steps", "lr"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        check_settings(self)
         if self.hidden % self.heads:
-            raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
-        if self.batch_size < 1 or self.save_every < 1 or self.log_every < 1:
-            raise ValueError("batch_size, save_every and log_every must be >= 1")
-        if not 0 < self.mask_prob < 1:
-            raise ValueError(f"mask_prob must be in (0, 1), got {self.mask_prob}")
+            raise ParameterError(f"parameter 'hidden': must be a multiple of heads ({self.heads}), got {self.hidden}")
 
 
 @dataclass
@@ -434,37 +433,6 @@ def corpus_name(text: str) -> str:
     return text
 
 
-SETTING_TYPES = {  # PretrainConfig's fields on the command line
-    "vocab_size": integer(len(SPECIAL_TOKENS) + 1),
-    "min_frequency": integer(1),
-    "layers": integer(1),
-    "hidden": integer(1),
-    "heads": integer(1),
-    "intermediate": integer(1),
-    "max_length": integer(3),  # [CLS], one token, [SEP]
-    "batch_size": integer(1),
-    "steps": integer(1),
-    "lr": number(0),
-    "warmup": number(0, 1),
-    "weight_decay": number(0, include_low=True),
-    "mask_prob": number(0, 1),
-    "heldout": integer(1),
-    "seed": integer(0),
-    "device": device_argument,
-    "save_every": integer(1),
-    "log_every": integer(1),
-}
-
-
-SETTING_HELP = {  # where the type's name does not say all that is allowed
-    "hidden": "integer >= 1, a multiple of --heads",
-    "max_length": f"integer in 3..{MAX_POSITIONS}, tokens kept of a sentence",
-    "warmup": "share of the steps, in (0, 1)",
-    "heldout": "integer >= 1, sentences never trained on",
-    "device": "auto (CUDA when present), cpu, cuda, cuda:N or mps",
-}
-
-
 def parser() -> Parser:
     ap = Parser(prog="python -m kit.pretrain", description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -492,10 +460,9 @@ def parser() -> Parser:
         default=None,
         help="stop after this step (1..--steps, checkpointed); rerun to resume",
     )
-    for name, value in asdict(PretrainConfig()).items():
-        kind = SETTING_TYPES[name]
-        allowed = SETTING_HELP.get(name, kind.__name__.replace("_", " "))
-        ap.add_argument(f"--{name.replace('_', '-')}", type=kind, default=value, help=f"{allowed}; default {value}")
+    hints = typing.get_type_hints(PretrainConfig)
+    for f in fields(PretrainConfig):
+        ap.add_argument(f"--{f.name.replace('_', '-')}", **setting_argument(f, hints[f.name]))
     return ap
 
 
@@ -530,11 +497,6 @@ def checked_config(ap: Parser, settings: dict, until: int | None) -> PretrainCon
     """The run's settings, once those that depend on each other agree (each alone was checked by its type)."""
     if settings["hidden"] % settings["heads"]:
         ap.error(f"argument --hidden: must be a multiple of --heads ({settings['heads']}), got {settings['hidden']}")
-    if settings["max_length"] > MAX_POSITIONS:
-        ap.error(
-            f"argument --max-length: must be at most {MAX_POSITIONS} (the model's positions), "
-            f"got {settings['max_length']}"
-        )
     if until is not None and until > settings["steps"]:
         ap.error(f"argument --until: must be a step in 1..{settings['steps']} (--steps), got {until}")
     return PretrainConfig(**settings)

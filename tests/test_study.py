@@ -6,7 +6,7 @@ from dataclasses import asdict
 import pandas as pd
 
 import kit.study
-from kit.core.train import TrainConfig
+from kit.core.config import TrainConfig
 from kit.params import ContrastiveTrainingParams
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std, write_tables

@@ -10,10 +10,13 @@ integer >= 1, got 0``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from kit.core.settings import bound_words
 
 
 class Parser(argparse.ArgumentParser):
@@ -25,19 +28,20 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help lists the arguments)\n")
 
 
-def integer(minimum: int) -> Callable[[str], int]:
-    """A ``type=`` for an integer of at least ``minimum``."""
+def integer(minimum: int, maximum: float = math.inf) -> Callable[[str], int]:
+    """A ``type=`` for an integer of at least ``minimum`` and at most ``maximum``."""
+    allowed = f">= {minimum}" if maximum == math.inf else f"in {minimum}..{maximum}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be an integer {allowed}, got {value}")
         return value
 
-    parse.__name__ = f"integer >= {minimum}"
+    parse.__name__ = f"integer {allowed}"
     return parse
 
 
@@ -59,6 +63,42 @@ def number(low: float, high: float = math.inf, *, include_low: bool = False) -> 
         return value
 
     parse.__name__ = f"number {allowed}"
+    return parse
+
+
+def setting_argument(field: dataclasses.Field, hint: type) -> dict:
+    """``add_argument`` keywords for a field declared with ``kit.core.settings.setting``: its bounds become the
+    argument's ``type`` check (``available`` too), its help, bounds and default the argument's help."""
+    meta = field.metadata
+    if hint is int:
+        low = meta["min"] if meta["min"] is not None else (meta["gt"] + 1 if meta["gt"] is not None else -math.inf)
+        high = meta["max"] if meta["max"] is not None else (meta["lt"] - 1 if meta["lt"] is not None else math.inf)
+        kind = integer(low, high)
+    elif hint is float:
+        include_low = meta["min"] is not None
+        low = meta["min"] if include_low else (meta["gt"] if meta["gt"] is not None else -math.inf)
+        high = meta["max"] if meta["max"] is not None else (meta["lt"] if meta["lt"] is not None else math.inf)
+        kind = number(low, high, include_low=include_low)
+    elif meta.get("available") is not None:
+        kind = checked(meta["available"])
+    else:
+        kind = str
+    allowed = f"; {bound_words(meta)}" if bound_words(meta) else ""
+    return {"type": kind, "default": field.default, "help": f"{meta['help']}{allowed}; default {field.default}"}
+
+
+def checked(check: Callable[[str], None]) -> Callable[[str], str]:
+    """A ``type=`` from a check that raises ``ValueError``, ``OSError`` or ``ImportError`` (an alias's package is
+    missing) when it refuses a value: a setting's ``available``, ``check_device``, ``check_available``."""
+
+    def parse(text: str) -> str:
+        try:
+            check(text)
+        except (ValueError, OSError, ImportError) as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+        return text
+
+    parse.__name__ = check.__name__
     return parse
 
 

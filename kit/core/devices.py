@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import re
 
@@ -28,15 +27,6 @@ def check_device(name: str) -> None:
         raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} CUDA device(s)")
     if name == "mps" and not torch.backends.mps.is_available():
         raise ValueError("device 'mps' requested but torch sees no Apple GPU")
-
-
-def device_argument(name: str) -> str:
-    """A ``type=`` for a device argument: a name that ``check_device`` accepts."""
-    try:
-        check_device(name)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return name
 
 
 def to_device(features: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:

@@ -15,9 +15,9 @@ import torch
 import torch.distributed as dist
 
 from kit.core.augment import Augmenter
+from kit.core.config import TrainConfig
 from kit.core.models import Encoder
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig
 
 
 def make_accelerator(**kwargs):

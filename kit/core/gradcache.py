@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 from kit.core.augment import Augmenter
+from kit.core.config import TrainConfig
 from kit.core.devices import autocast
 from kit.core.models import Encoder
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig
 
 
 def rng_state(device: torch.device) -> tuple:

@@ -15,7 +15,6 @@ Poolers (names fixed here because the SimCSE codebase changed the meaning of
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.resources
 import json
@@ -218,15 +217,6 @@ def check_available(name: str) -> None:
             f"model '{name}' is neither a local folder nor in the Hugging Face cache, and the hub "
             f"did not answer ({type(err).__name__}: {str(err)[:200]}). {how}"
         ) from None
-
-
-def model_argument(name: str) -> str:
-    """A ``type=`` for a model argument: a name that ``check_available`` finds whole on this machine."""
-    try:
-        check_available(name)
-    except (OSError, ImportError) as err:  # ImportError: an alias's package is missing
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return name
 
 
 def check_model_files(folder: Path) -> None:

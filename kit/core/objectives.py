@@ -27,7 +27,7 @@ from kit.core.models import Encoder
 
 if TYPE_CHECKING:
     from kit.core.augment import Augmenter
-    from kit.core.train import TrainConfig
+    from kit.core.config import TrainConfig
 
 
 class Objective(Protocol):

@@ -20,42 +20,12 @@ from pathlib import Path
 import torch
 
 from kit.core.augment import Augmenter
+from kit.core.config import TrainConfig
 from kit.core.devices import autocast, resolve_device
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.models import Encoder
 from kit.core.objectives import Objective, SimCSEObjective
 from kit.core.progress import bar
-
-
-@dataclass
-class TrainConfig:
-    """Hyperparameters of one training run (defaults: unsup-SimCSE on CPU)."""
-
-    lr: float = 3e-5
-    batch_size: int = 64
-    max_length: int = 32
-    temperature: float = 0.05
-    steps: int = 100
-    eval_every: int = 20
-    seed: int = 0
-    device: str = "auto"
-    mix_lambda: float | None = None
-    iw_phi: float | None = None
-    precision: str = "bf16"  # on CUDA: bf16 autocast, or "fp32" (eager reference); CPU is always fp32
-    compile: bool = False  # torch.compile the backbone in place (dynamic shapes); its dropout masks come from
-    # inductor's own RNG stream, so compiled runs are not bit-equal to eager ones
-    length_grouped: bool = False  # batches of similar-length sentences (less padding; changes the negatives)
-    cuda_graphs: bool = False  # CUDA only: every batch padded to max_length and the backbone compiled with
-    # mode="reduce-overhead", which replays each step's kernels as CUDA graphs (no per-kernel launch cost)
-
-    def __post_init__(self):
-        for name in ("lr", "batch_size", "max_length", "temperature", "steps", "eval_every"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)}")
-        if self.batch_size < 2:
-            raise ValueError("TrainConfig.batch_size must be >= 2 (in-batch negatives)")
-        if self.cuda_graphs and self.compile:
-            raise ValueError("TrainConfig: choose compile (dynamic shapes) or cuda_graphs (static shapes), not both")
 
 
 @dataclass

@@ -14,9 +14,10 @@ import pytest
 from torch import nn
 
 from kit.core.augment import make_augmenter
+from kit.core.config import TrainConfig
 from kit.core.models import Encoder
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig, train_contrastive
+from kit.core.train import train_contrastive
 from kit.data import load_pubmed_sentences
 from kit.paths import PROJECT_ROOT
 

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 import torch
 
+from kit.core.config import TrainConfig
 from kit.core.devices import to_device
 from kit.core.gradcache import CachedSimCSEObjective
 from kit.core.models import Encoder
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig, train_contrastive
+from kit.core.train import train_contrastive
 
 CONFIG = TrainConfig(batch_size=6, max_length=24, steps=2, eval_every=1, device="cpu")
 

@@ -3,6 +3,7 @@
 import numpy as np
 import torch
 
+from kit.core.config import TrainConfig
 from kit.core.objectives import (
     ConSERTObjective,
     ContrastiveTensionObjective,
@@ -10,7 +11,6 @@ from kit.core.objectives import (
     token_cutoff,
     token_shuffle,
 )
-from kit.core.train import TrainConfig
 
 CONFIG = TrainConfig(batch_size=4, max_length=32, steps=2, eval_every=1, device="cpu")
 

@@ -80,7 +80,7 @@ BAD_SETTINGS = {  # extra arguments -> the line's message
         ["--hidden", "30", "--heads", "4"],
         "argument --hidden: must be a multiple of --heads (4), got 30",
     ),
-    "max-length-past-the-positions": (["--max-length", "600"], "argument --max-length: must be at most 512"),
+    "max-length-past-the-positions": (["--max-length", "600"], "argument --max-length: must be an integer in 3..512"),
     "device-unknown": (["--device", "gpu"], "argument --device: device 'gpu' is not one of 'auto', 'cpu'"),
     "until-0": (["--until", "0"], "argument --until: must be an integer >= 1, got 0"),
     "until-past-steps": (["--until", "7"], "argument --until: must be a step in 1..6 (--steps), got 7"),

@@ -23,9 +23,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from kit.core.config import TrainSettings
 from kit.core.devices import resolve_device
-from kit.core.models import model_folder, new_weights_expected
+from kit.core.models import MIN_MAX_LENGTH, model_folder, new_weights_expected
 from kit.core.progress import enabled as progress_enabled
+from kit.core.settings import redefault, setting
 
 Pair = tuple[str, str]
 
@@ -96,16 +98,25 @@ def semantic_pairs(sentences: list[str], embeddings: np.ndarray, k: int, exclude
 
 
 @dataclass
-class FitConfig:
-    """One fine-tuning run of a cross- or bi-encoder (sentence-transformers trainer settings)."""
+class FitSettings:
+    """The sentence-transformers trainer's settings of the bi-encoders, declared once (study 2's parameters
+    extend them; its cross-encoder takes them with its own epochs and learning rate)."""
 
-    epochs: int = 4
-    batch_size: int = 16
-    lr: float = 2e-5
-    warmup: float = 0.1  # share of the steps
-    max_length: int = 128
+    epochs: int = setting(2, "bi-encoder epochs (gold + silver trains as many epochs on more pairs)", min=1)
+    batch_size: int = setting(16, "pairs per batch (bi- and cross-encoder)", min=1)
+    lr: float = setting(2e-5, "bi-encoder learning rate", gt=0)
+    warmup: float = setting(
+        0.1, "linear warm-up: a share of the steps below 1, else a number of steps (the trainer's warmup_steps)", min=0
+    )
+    max_length: int = setting(64, "tokens per sentence (pair, for the cross-encoder)", min=MIN_MAX_LENGTH)
+    device: str = redefault(TrainSettings, "device", "auto")
+
+
+@dataclass
+class FitConfig(FitSettings):
+    """One fine-tuning run of a cross- or bi-encoder: the settings and its seed."""
+
     seed: int = 0
-    device: str = "auto"
 
 
 def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto", num_labels: int = 1):

@@ -5,19 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.core.models import MIN_MAX_LENGTH
+from kit.core.settings import settings_from
 from kit.data import load_mednli, load_rqe
 from kit.params import (
     Params,
     biosses_param,
     check_task_languages,
     data_param,
-    device_param,
     model_param,
     param,
     suite_param,
 )
-from kit.studies.augmented_sbert.method import FitConfig
+from kit.studies.augmented_sbert.method import FitConfig, FitSettings
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,8 @@ TASKS = {
 
 
 @dataclass
-class AugSBERTParams(Params):
-    """Study 2: Augmented SBERT, bi-encoders on gold and on gold + cross-encoder-labelled silver pairs.
-    Defaults: a demo (offline MiniLM, BIOSSES BLURB split, 2 seeds, the top-1 semantic neighbour)."""
+class _AugSBERTData(Params):
+    """What study 2 compares: the model, the tasks, their seeds and folds, and how silver pairs are sampled."""
 
     model: str = model_param(what="cross- and bi-encoder start")
     tasks: list[str] = param(
@@ -74,10 +72,14 @@ class AugSBERTParams(Params):
     )
     top_k: int = param(1, "semantic sampling: new nearest neighbours per pool sentence (the paper: 5)", min=1)
     pool_pubmed: int = param(0, "STS tasks: seeded PubMed sentences added to the silver pool", min=0)
-    epochs: int = param(2, "bi-encoder epochs (gold + silver trains as many epochs on more pairs)", min=1)
-    batch_size: int = param(16, "pairs per batch (bi- and cross-encoder)", min=1)
-    lr: float = param(2e-5, "bi-encoder learning rate", gt=0)
-    max_length: int = param(64, "tokens per sentence (pair, for the cross-encoder)", min=MIN_MAX_LENGTH)
+
+
+@dataclass
+class AugSBERTParams(FitSettings, _AugSBERTData):
+    """Study 2: Augmented SBERT, bi-encoders on gold and on gold + cross-encoder-labelled silver pairs.
+    Defaults: a demo (offline MiniLM, BIOSSES BLURB split, 2 seeds, the top-1 semantic neighbour). The
+    trainer's settings (``FitSettings``) are declared where they are used."""
+
     cross_epochs: int = param(10, "cross-encoder epochs on the gold pairs", min=1)
     cross_lr: float = param(1e-4, "cross-encoder learning rate", gt=0)
     nli_train_size: int | None = param(100, "NLI tasks: gold training pairs (seeded sample); None: all", min=1)
@@ -90,7 +92,6 @@ class AugSBERTParams(Params):
         unique=True,
     )
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
-    device: str = device_param()
     biosses_path: str | None = biosses_param()
     rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
     mednli_path: str | None = data_param(
@@ -103,14 +104,10 @@ class AugSBERTParams(Params):
         check_task_languages(self, "en", ("suite",))
 
     def fit_config(self, seed: int) -> FitConfig:
-        return FitConfig(
-            self.epochs, self.batch_size, self.lr, max_length=self.max_length, seed=seed, device=self.device
-        )
+        return settings_from(self, FitConfig, seed=seed)
 
     def cross_config(self, seed: int) -> FitConfig:
-        return FitConfig(
-            self.cross_epochs, self.batch_size, self.cross_lr, max_length=self.max_length, seed=seed, device=self.device
-        )
+        return settings_from(self, FitConfig, seed=seed, epochs=self.cross_epochs, lr=self.cross_lr)
 
     def seeds_for(self, task: str) -> list[int]:
         return self.kfold_seeds if task == "biosses_kfold" else self.seeds

@@ -15,11 +15,11 @@ import torch
 from torch import nn
 
 from kit.core.batches import Batches
+from kit.core.config import TrainConfig
 from kit.core.devices import to_device
 from kit.core.losses import info_nce
 from kit.core.models import Encoder, masked_mean
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig
 from kit.studies.medse_entity_definitions.linking import Mention, token_span
 
 

@@ -20,11 +20,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.metrics import STSEmbeddings
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
-from kit.core.train import TrainConfig, train_contrastive
+from kit.core.train import train_contrastive
 from kit.core.whitening import Whitening
 from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.evaluation import rows as suite_rows

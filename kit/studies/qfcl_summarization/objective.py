@@ -17,23 +17,30 @@ from torch import nn
 
 from kit.core.losses import info_nce
 from kit.core.models import masked_mean
+from kit.core.settings import setting
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.moco import KeyQueue, key_encoder, momentum_update
 from kit.studies.qfcl_summarization.seq2seq import Summarizer
 
 
 @dataclass
-class QFCLConfig:
-    """The loss switches of one ablation row and the method's hyper-parameters (paper values in brackets)."""
+class QFCLSettings:
+    """The method's hyper-parameters, declared once (study 3's parameters extend them); demo-sized defaults."""
+
+    queue_size: int = setting(256, "MoCo queue of simple negatives, K (the paper: 4096)", min=1)
+    momentum: float = setting(0.99, "MoCo key-encoder momentum m (the paper: 0.999)", min=0, lt=1)
+    temperature: float = setting(0.07, "contrastive temperature tau", gt=0)
+    alpha: float = setting(1.0, "weight of the simple-negative loss L_S", min=0)
+    beta: float = setting(0.5, "weight of the hard-negative loss L_H", min=0)
+
+
+@dataclass
+class QFCLConfig(QFCLSettings):
+    """One ablation row: its loss switches (all off: the cross-entropy baseline) and the method's settings."""
 
     simple: bool = True  # S: queued FAQ keys as negatives
     hard: bool = True  # H: focus-driven hard negatives
     decoder: bool = True  # D: the summary's decoder states as a second anchor
-    queue_size: int = 4096  # K [4096]
-    momentum: float = 0.999  # m [0.999]
-    temperature: float = 0.07  # tau [0.07]
-    alpha: float = 1.0  # weight of L_S [1]
-    beta: float = 0.5  # weight of L_H [0.5]
 
     @property
     def contrastive(self) -> bool:

@@ -7,11 +7,11 @@ from typing import Literal
 
 import numpy as np
 
-from kit.core.models import MIN_MAX_LENGTH
+from kit.core.settings import settings_from
 from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
-from kit.params import ParameterError, Params, check_task_languages, device_param, model_param, param, suite_param
-from kit.studies.qfcl_summarization.objective import QFCLConfig
-from kit.studies.qfcl_summarization.train import Seq2SeqFit
+from kit.params import ParameterError, Params, check_task_languages, model_param, param, suite_param
+from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLSettings
+from kit.studies.qfcl_summarization.train import Seq2SeqFit, Seq2SeqSettings
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,12 @@ ROWS = {
 
 
 @dataclass
-class QFCLParams(Params):
-    """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo that shows
-    the report, too short for the summarizer to learn (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum
-    split, all four rows, one seed, 52 steps; every row's CHQ encoder scored on BIOSSES test and RQE test)."""
+class _QFCLRuns(Params):
+    """What study 3 trains: the model, the data and its split, the rows and their seeds."""
 
     model: str = model_param(what="seq2seq model (bart-*, t5-*) or an encoder to warm-start a BERT2BERT from")
     dataset: Literal["meqsum", "healthcaremagic"] = param("meqsum", "question-summary pairs to train and test on")
+    data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
     rows: list[str] = param(list(ROWS), "ablation rows", choices=ROWS, nonempty=True, unique=True)
     seeds: list[int] = param([0], "training seeds of every row", min=0, nonempty=True, unique=True)
     split_seed: int = param(1234, "seed of the train / dev / test split and of the hard negatives", min=0)
@@ -51,22 +50,19 @@ class QFCLParams(Params):
         "HealthCareMagic subset: train and dev from its train split, test from valid)",
         min=1,
     )
-    epochs: int = param(4, "training epochs", min=1)
-    batch_size: int = param(16, "pairs per batch", min=1)
-    lr: float = param(3e-4, "AdamW learning rate, linear warm-up (10%) and decay (the paper: 1e-5 for BART)", gt=0)
-    max_source: int = param(96, "tokens per question", min=MIN_MAX_LENGTH)
-    max_target: int = param(24, "tokens per summary (and new tokens generated)", min=MIN_MAX_LENGTH)
-    n_hard: int = param(4, "hard negatives per pair, N_h (the paper: 64)", min=1)
-    queue_size: int = param(256, "MoCo queue of simple negatives, K (the paper: 4096)", min=1)
-    momentum: float = param(0.99, "MoCo key-encoder momentum m (the paper: 0.999)", min=0, lt=1)
-    temperature: float = param(0.07, "contrastive temperature tau", gt=0)
-    alpha: float = param(1.0, "weight of the simple-negative loss L_S", min=0)
-    beta: float = param(0.5, "weight of the hard-negative loss L_H", min=0)
+
+
+@dataclass
+class QFCLParams(QFCLSettings, Seq2SeqSettings, _QFCLRuns):
+    """Study 3: QFCL, focus-driven contrastive learning for question summarization. Defaults: a demo that shows
+    the report, too short for the summarizer to learn (BERT2BERT from the offline MiniLM, a 200/50/100 MeQSum
+    split, all four rows, one seed, 52 steps; every row's CHQ encoder scored on BIOSSES test and RQE test).
+    The optimisation settings (``Seq2SeqSettings``) and the method's (``QFCLSettings``) are declared where
+    they are used."""
+
     num_beams: int = param(2, "beam search width for the test summaries", min=1)
     examples: int = param(5, "test questions shown with every row's summary", min=0)
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
-    device: str = device_param()
-    data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
 
     def validate(self) -> None:
         check_task_languages(self, "en", ("suite",))
@@ -78,21 +74,10 @@ class QFCLParams(Params):
             raise ParameterError(f"parameter 'data_path': {err}") from None
 
     def config(self, row: Row) -> QFCLConfig:
-        return QFCLConfig(
-            row.simple, row.hard, row.decoder, self.queue_size, self.momentum, self.temperature, self.alpha, self.beta
-        )
+        return settings_from(self, QFCLConfig, simple=row.simple, hard=row.hard, decoder=row.decoder)
 
     def fit(self, seed: int) -> Seq2SeqFit:
-        return Seq2SeqFit(
-            self.epochs,
-            self.batch_size,
-            self.lr,
-            max_source=self.max_source,
-            max_target=self.max_target,
-            n_hard=self.n_hard,
-            seed=seed,
-            device=self.device,
-        )
+        return settings_from(self, Seq2SeqFit, seed=seed)
 
     def split(self) -> tuple[SummaryPairs, SummaryPairs, SummaryPairs, str]:
         """The seeded train / dev / test split and a sentence stating it; ParameterError if the sizes do not fit.

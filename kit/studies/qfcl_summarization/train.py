@@ -8,26 +8,35 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from kit.core.config import TrainSettings
 from kit.core.devices import autocast, resolve_device
+from kit.core.models import MIN_MAX_LENGTH
 from kit.core.progress import bar
+from kit.core.settings import redefault, setting
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLObjective, collate
 from kit.studies.qfcl_summarization.seq2seq import Summarizer, generate, labelled_forward, rouge, similarity_probe
 
 
 @dataclass
-class Seq2SeqFit:
-    """Optimisation settings of one summarizer run (paper: batch 16, lr 1e-5)."""
+class Seq2SeqSettings:
+    """Optimisation settings of the summarizer's runs, declared once (study 3's parameters extend them)."""
 
-    epochs: int = 5
-    batch_size: int = 16
-    lr: float = 1e-5
-    warmup: float = 0.1
-    max_source: int = 128
-    max_target: int = 32
-    n_hard: int = 64  # N_h [64]
+    epochs: int = setting(4, "training epochs", min=1)
+    batch_size: int = setting(16, "pairs per batch", min=1)
+    lr: float = setting(3e-4, "AdamW learning rate, linear warm-up and decay (the paper: 1e-5 for BART)", gt=0)
+    warmup: float = setting(0.1, "share of the steps with a linear warm-up", min=0, lt=1)
+    max_source: int = setting(96, "tokens per question", min=MIN_MAX_LENGTH)
+    max_target: int = setting(24, "tokens per summary (and new tokens generated)", min=MIN_MAX_LENGTH)
+    n_hard: int = setting(4, "hard negatives per pair, N_h (the paper: 64)", min=1)
+    device: str = redefault(TrainSettings, "device", "auto")
+
+
+@dataclass
+class Seq2SeqFit(Seq2SeqSettings):
+    """One summarizer run: the settings and its seed."""
+
     seed: int = 0
-    device: str = "auto"
 
 
 def train(

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kit.core.augment import AUGMENTERS
+from kit.core.config import TrainConfig
 from kit.core.models import MIN_MAX_LENGTH
-from kit.core.train import TrainConfig
 from kit.data import chineseblue_corpus, load_pubmed_sentences
 from kit.params import (
     ContrastiveTrainingParams,

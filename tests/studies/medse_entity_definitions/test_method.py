@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+from kit.core.config import TrainConfig
 from kit.core.objectives import SimCSEObjective
-from kit.core.train import TrainConfig
 from kit.params import ParameterError
 from kit.studies.medse_entity_definitions import Params
 from kit.studies.medse_entity_definitions.linking import Mention
