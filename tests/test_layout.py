@@ -87,6 +87,28 @@ def test_no_module_reads_another_objects_private_attributes(path):
         assert own or node.attr in FOREIGN_PRIVATE, f"{path.name}:{node.lineno}: {ast.unparse(node)}"
 
 
+SCORING_LIBRARIES = ("scipy.stats", "sklearn.metrics", "sklearn.linear_model", "rouge_score")
+
+
+def imported_libraries(path: Path) -> set[str]:
+    """Every module a file imports (``from scipy import stats`` counts as ``scipy.stats``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_scoring_lives_in_kit_evaluation_alone(path):
+    """Metrics, probes and ROUGE are computed in ``kit/evaluation`` only; every other part imports them from there."""
+    if part(module_name(path)) != "kit.evaluation":
+        libraries = imported_libraries(path)
+        assert not [lib for lib in libraries if lib.startswith(SCORING_LIBRARIES)], f"{path.name} scores by itself"
+
+
 def import_graph() -> dict[str, set[str]]:
     """Every kit module -> the kit modules it imports (at the top or inside a function), as files: an import
     of a package is an import of its ``__init__``, and ``from kit.x import name`` of ``kit.x.name`` when

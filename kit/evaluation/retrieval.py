@@ -34,6 +34,38 @@ TIE = 1e-6
 relevant one last (a model cannot gain from the order of equal scores)."""
 
 
+def nearest_neighbours(corpus: np.ndarray, query_ids: list[int], k: int = 3) -> list[list[tuple[int, float]]]:
+    """Top-k corpus rows by cosine for each query row, the query itself excluded
+    (sentence-transformers' ``semantic_search``). Returns [[(corpus_id, score), ...], ...]."""
+    import torch
+    from sentence_transformers.util import semantic_search
+
+    hits = semantic_search(torch.from_numpy(corpus[query_ids]), torch.from_numpy(corpus), top_k=k + 1)
+    return [[(h["corpus_id"], h["score"]) for h in row if h["corpus_id"] != q][:k] for q, row in zip(query_ids, hits)]
+
+
+def paraphrase_hit_at_1(embeddings: np.ndarray, partners: dict[int, set[int]], tie: float = 1e-6) -> dict[str, float]:
+    """For every row with at least one gold partner: is its nearest other row (cosine) a partner?
+    Ties count fractionally (p partners among t rows sharing the top score score p / t), so texts
+    that a vocabulary maps to the same tokens cannot win by tie order. Returns the hit rate, the
+    number of queries and the rate a random ranking would reach (mean of |partners| / (n - 1))."""
+    queries = sorted(q for q, p in partners.items() if p)
+    if not queries:
+        return {"hit_at_1": float("nan"), "queries": 0, "chance": float("nan")}
+    units = unit(embeddings)
+    hits = []
+    for q in queries:
+        sims = units @ units[q]
+        sims[q] = -np.inf
+        top = np.flatnonzero(sims >= sims.max() - tie)
+        hits.append(np.isin(top, list(partners[q])).mean())
+    return {
+        "hit_at_1": float(np.mean(hits)),
+        "queries": len(queries),
+        "chance": float(np.mean([len(partners[q]) / (len(embeddings) - 1) for q in queries])),
+    }
+
+
 def relevant_ranks(similarity: np.ndarray, relevant: list[np.ndarray], tie: float = TIE) -> np.ndarray:
     """1-based ranks of each query's relevant candidates, best first, ``[queries, max relevant]`` padded
     with inf. ``similarity`` [queries, candidates]; ``relevant[q]`` the candidate ids relevant to query q.

@@ -89,9 +89,9 @@ class Task:
         }
 
 
-def unit(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (a zero row stays zero)."""
-    x = np.asarray(x, dtype=np.float32)
+def unit(x: np.ndarray, dtype: type | None = np.float32) -> np.ndarray:
+    """Rows scaled to unit L2 norm (a zero row stays zero), as ``dtype`` (None: the input's own)."""
+    x = np.asarray(x, dtype=dtype)
     return x / np.linalg.norm(x, axis=1, keepdims=True).clip(min=1e-12)
 
 

@@ -10,9 +10,9 @@ import torch
 
 from kit.core.config import TrainConfig
 from kit.core.devices import autocast
-from kit.core.metrics import sts_report
 from kit.core.models import Encoder
 from kit.core.train import train_contrastive
+from kit.evaluation.sts import sts_report
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 CONFIG = dict(steps=6, eval_every=3, batch_size=16, max_length=32, lr=1e-3, device="cuda", mix_lambda=0.2, iw_phi=0.9)

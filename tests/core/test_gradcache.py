@@ -71,7 +71,7 @@ def test_one_mini_batch_is_the_plain_objective_with_dropout(encoder, pubmed):
 
 
 def test_trains_through_the_loop(encoder, pubmed, biosses):
-    from kit.core.metrics import sts_report
+    from kit.evaluation.sts import sts_report
 
     history = train_contrastive(
         encoder,

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from kit.core.metrics import STSEmbeddings, alignment, uniformity
 from kit.core.models import POOLERS, Encoder, masked_mean
+from kit.evaluation.geometry import alignment, uniformity
+from kit.evaluation.sts import STSEmbeddings
 
 TEXTS = ["IL-6 rose.", "A much longer sentence about Kras G12D-induced lung cancer in mice.", "Short one", "p < 0.05"]
 

@@ -5,10 +5,10 @@ import torch
 from kit.core.augment import make_augmenter
 from kit.core.batches import Batches
 from kit.core.config import TrainConfig
-from kit.core.metrics import sts_report
 from kit.core.models import Encoder
 from kit.core.objectives import SimCSEObjective
 from kit.core.train import train_contrastive
+from kit.evaluation.sts import sts_report
 
 CONFIG = dict(steps=4, eval_every=2, batch_size=8, max_length=24, lr=1e-3, device="cpu")
 

@@ -8,7 +8,6 @@ import pytest
 from scipy import stats
 from sklearn.metrics import average_precision_score
 
-from kit.core.metrics import spearman
 from kit.evaluation.bootstrap import (
     AveragePrecision,
     Estimate,
@@ -20,6 +19,7 @@ from kit.evaluation.bootstrap import (
     paired_bootstrap,
     permutation_p_value,
 )
+from kit.evaluation.sts import spearman
 
 RNG = np.random.default_rng(7)
 GOLD = RNG.uniform(0, 4, 60)
@@ -70,7 +70,7 @@ def test_a_fixed_seed_gives_the_same_interval_twice_and_another_seed_another(kin
 
 
 def test_the_statistics_recompute_the_metric_on_every_draw():
-    """Spearman's draws equal scipy's rho (via kit.core.metrics.spearman) and AP's equal scikit-learn's, ties
+    """Spearman's draws equal scipy's rho (via kit.evaluation.sts.spearman) and AP's equal scikit-learn's, ties
     included (a draw repeats items, and the outputs here are rounded to make ties)."""
     outputs = np.round(np.random.default_rng(3).normal(size=(2, 60)), 1)
     draws = np.random.default_rng(4).integers(0, 60, (25, 60))

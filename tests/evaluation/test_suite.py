@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kit.core.metrics import STSEmbeddings
 from kit.evaluation.embeddings import Embedder, EmbeddingCache, model_pooler, token_batches
+from kit.evaluation.sts import STSEmbeddings
 from kit.evaluation.suite import evaluate
 from kit.evaluation.tasks import TASKS
 
@@ -23,7 +23,7 @@ def test_minilm_on_all_biosses_pairs_is_within_0_01_of_mtebs_0_8164(minilm_bioss
     estimate = result.tasks[0].estimates["minilm"]["spearman"]
     assert abs(estimate.value - 0.8164) < 0.01
     assert estimate.items == 100 and estimate.low < estimate.value < estimate.high
-    # the same number as the studies' evaluator (kit.core.metrics) computes from the same vectors
+    # the same number as the studies' STS evaluator (kit.evaluation.sts.STSEmbeddings) computes from the same vectors
     cached = SimpleNamespace(encode=lambda texts, **_: embedder(texts))
     reference = STSEmbeddings.compute(cached, biosses).spearman("all")
     assert estimate.value == pytest.approx(reference, abs=1e-6)

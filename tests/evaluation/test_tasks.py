@@ -6,12 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from kit.core.metrics import cosine_spearman
 from kit.data import BIOSSES, DATASETS, RQE, STSPairs
 from kit.evaluation.bootstrap import paired_bootstrap
 from kit.evaluation.pair_classification import PairClassificationTask
 from kit.evaluation.retrieval import RetrievalTask
-from kit.evaluation.sts import STSTask
+from kit.evaluation.sts import STSTask, cosine_spearman
 from kit.evaluation.suite import score_task
 from kit.evaluation.tasks import GROUPS, TASKS, TYPES, select, split_seen
 from kit.paths import PROJECT_ROOT
@@ -117,7 +116,7 @@ def test_a_copy_with_embeddings_shuffled_across_items_is_significantly_worse(kin
     assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
 
 
-def test_sts_scores_as_kit_core_metrics_does():
+def test_the_sts_task_scores_as_the_studies_sts_evaluator_does():
     task, vectors = toy("sts")
     embed = embedder(vectors)
     pairs = task.data

@@ -8,9 +8,9 @@ import pytest
 
 from kit.core.config import TrainConfig
 from kit.core.files import write_atomic, write_text_atomic
-from kit.core.metrics import sts_report
 from kit.core.models import Encoder
 from kit.core.train import read_checkpoint, train_contrastive
+from kit.evaluation.sts import sts_report
 from kit.studies.simcse_augmentations import Params, Study
 from kit.study import cached_run
 

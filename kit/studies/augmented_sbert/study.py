@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 from kit.core.fingerprint import digest
-from kit.core.metrics import spearman
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
+from kit.evaluation.sts import spearman
 from kit.evaluation.task import Task as SuiteTask
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std

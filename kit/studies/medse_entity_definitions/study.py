@@ -22,7 +22,6 @@ import pandas as pd
 
 from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
-from kit.core.metrics import STSEmbeddings
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
 from kit.core.train import train_contrastive
@@ -30,6 +29,7 @@ from kit.core.whitening import Whitening
 from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
+from kit.evaluation.sts import STSEmbeddings
 from kit.params import ParameterError
 from kit.report.record import RunRecord
 from kit.report.tables import summarize

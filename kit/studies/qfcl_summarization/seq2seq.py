@@ -1,5 +1,5 @@
 """The summarizer of study 3: a Hugging Face seq2seq model (or a BERT2BERT encoder-decoder warm-started
-from an encoder), beam-search generation, ROUGE (per question and mean), the dev similarity probe of QFCL's
+from an encoder), beam-search generation, the dev similarity probe of QFCL's
 Figure 4 and the summarizer's encoder as a sentence encoder for the evaluation suite (``CHQEncoder``)."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import contextlib
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -88,26 +87,6 @@ def generate(
         )
         out += s.tokenizer.batch_decode(ids, skip_special_tokens=True)
     return [t.strip() for t in out]
-
-
-ROUGE = ("rouge1", "rouge2", "rougeL")
-
-
-def rouge_items(predictions: list[str], references: list[str]) -> dict[str, list[float]]:
-    """ROUGE-1/2/L F1 of every prediction against its reference, in [0, 1], with Porter stemming (Google's
-    ``rouge-score`` package): the per-question outputs that the paired bootstrap resamples."""
-    from rouge_score import rouge_scorer
-
-    if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
-    scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
-    scores = [scorer.score(ref, pred) for pred, ref in zip(predictions, references)]
-    return {k: [float(s[k].fmeasure) for s in scores] for k in ROUGE}
-
-
-def rouge(predictions: list[str], references: list[str]) -> dict[str, float]:
-    """Mean ROUGE-1/2/L F1 x100: the mean of ``rouge_items`` over the questions."""
-    return {k: 100 * float(np.mean(v)) for k, v in rouge_items(predictions, references).items()}
 
 
 class CHQEncoder(Encoder):

@@ -19,12 +19,12 @@ import pandas as pd
 
 from kit.core.fingerprint import digest
 from kit.evaluation import rows as suite_rows
+from kit.evaluation.summarization import rouge_items, rouge_outputs, rouge_tasks
 from kit.report.record import RunRecord
 from kit.report.tables import mean_std
 from kit.studies.qfcl_summarization.focus import focus_accuracy, prepare_pairs, spacy_pipeline
 from kit.studies.qfcl_summarization.params import ROWS, QFCLParams, Row
-from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, generate, rouge_items, summarizer
-from kit.studies.qfcl_summarization.suite import rouge_outputs, rouge_tasks
+from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, generate, summarizer
 from kit.studies.qfcl_summarization.train import train
 from kit.study import StudyBase
 

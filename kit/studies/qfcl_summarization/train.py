@@ -13,9 +13,10 @@ from kit.core.devices import autocast, resolve_device
 from kit.core.models import MIN_MAX_LENGTH
 from kit.core.progress import bar
 from kit.core.settings import redefault, setting
+from kit.evaluation.summarization import rouge
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLObjective, collate
-from kit.studies.qfcl_summarization.seq2seq import Summarizer, generate, labelled_forward, rouge, similarity_probe
+from kit.studies.qfcl_summarization.seq2seq import Summarizer, generate, labelled_forward, similarity_probe
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """ChineseBLUE transfer evaluation: the Chinese table of the first seed paper.
 
-Each available task is probed on frozen sentence embeddings with ``kit.core.metrics.linear_probe``
+Each available task is probed on frozen sentence embeddings with ``kit.evaluation.probes.linear_probe``
 (SentEval style: logistic regression, C chosen on dev; pair tasks use [u, v, |u - v|, u * v]).
 cMedQA has no public train split: its dev split is divided (seeded, 80/20) into probe-train and
 probe-selection parts and the probe is scored on test. cMedQNLI is not available and stays in
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kit.core.metrics import linear_probe, pair_features
 from kit.data import CHINESEBLUE, LabeledTexts, STSPairs, load_chineseblue
+from kit.evaluation.probes import linear_probe, pair_features
 from kit.report.tables import mean_std
 
 METRIC_LABEL = {"f1": "F1", "weighted_f1": "weighted F1", "macro_f1": "macro F1"}

@@ -19,11 +19,12 @@ from kit.core.augment import make_augmenter
 from kit.core.files import write_atomic
 from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
-from kit.core.metrics import nearest_neighbours, paraphrase_hit_at_1, sts_report
 from kit.core.models import Encoder
 from kit.core.train import train_contrastive
 from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
 from kit.evaluation import rows as suite_rows
+from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
+from kit.evaluation.sts import sts_report
 from kit.report.record import RunRecord
 from kit.report.tables import summarize
 from kit.studies.simcse_augmentations.chineseblue import (

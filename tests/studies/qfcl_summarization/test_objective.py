@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 import torch
 
+from kit.evaluation.summarization import rouge
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLObjective, collate
-from kit.studies.qfcl_summarization.seq2seq import generate, rouge, summarizer
+from kit.studies.qfcl_summarization.seq2seq import generate, summarizer
 from kit.studies.qfcl_summarization.train import Seq2SeqFit, train
 
 PAIRS = [

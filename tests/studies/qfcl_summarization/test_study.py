@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from kit.evaluation.rows import load_outputs
+from kit.evaluation.summarization import rouge, rouge_items
 from kit.params import ParameterError
 from kit.studies.qfcl_summarization.params import ROWS, QFCLParams
-from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, rouge, rouge_items, summarizer
+from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, summarizer
 from kit.studies.qfcl_summarization.study import Study
 from kit.study import SUITE_FILE
 

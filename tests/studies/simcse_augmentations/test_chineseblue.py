@@ -2,7 +2,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kit.core.metrics import linear_probe, pair_features, paraphrase_hit_at_1
 from kit.data import (
     CHINESEBLUE,
     MalformedDataError,
@@ -10,6 +9,8 @@ from kit.data import (
     chineseblue_corpus,
     load_chineseblue,
 )
+from kit.evaluation.probes import linear_probe, pair_features
+from kit.evaluation.retrieval import paraphrase_hit_at_1
 from kit.studies.simcse_augmentations.chineseblue import ChineseBlueEval, chineseblue_table, cmedqq_pairs
 
 

@@ -1,7 +1,10 @@
-"""Study 3 on the evaluation suite's machinery (``kit.evaluation.rows``): the test split as suite tasks
-whose items are the test questions and whose outputs are each question's ROUGE F1 (``SummaryRougeTask``),
-so that ROUGE differences between rows get the same paired bootstrap over items (questions) and seeds as
-the suite's tasks.
+"""Summarization: a model's summaries of the test questions against the gold summaries, ROUGE-1/2/L F1
+(Lin 2004) with Porter stemming (Google's ``rouge-score`` package, as in the QFCL paper). The items are the
+questions and each metric is a mean over them, so the bootstrap draws questions (and seeds).
+
+A study builds its tasks from the test split of each run (``rouge_tasks``): the outputs come from generated
+summaries (``SummaryRougeTask.score_summaries``), not from embeddings, and a run keeps them per question
+(``rouge_items``) so that a report compares rows with the paired bootstrap of ``kit.evaluation.rows``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,26 @@ from kit.data import HEALTHCAREMAGIC, MEQSUM, SummaryPairs
 from kit.evaluation.bootstrap import ItemScores, Mean
 from kit.evaluation.rows import RunOutputs
 from kit.evaluation.task import Task
-from kit.studies.qfcl_summarization.seq2seq import ROUGE, rouge_items
+
+ROUGE = ("rouge1", "rouge2", "rougeL")
+
+
+def rouge_items(predictions: list[str], references: list[str]) -> dict[str, list[float]]:
+    """ROUGE-1/2/L F1 of every prediction against its reference, in [0, 1], with Porter stemming (Google's
+    ``rouge-score`` package): the per-question outputs that the paired bootstrap resamples."""
+    from rouge_score import rouge_scorer
+
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
+    scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=True)
+    scores = [scorer.score(ref, pred) for pred, ref in zip(predictions, references)]
+    return {k: [float(s[k].fmeasure) for s in scores] for k in ROUGE}
+
+
+def rouge(predictions: list[str], references: list[str]) -> dict[str, float]:
+    """Mean ROUGE-1/2/L F1 x100: the mean of ``rouge_items`` over the questions."""
+    return {k: 100 * float(np.mean(v)) for k, v in rouge_items(predictions, references).items()}
+
 
 ROUGE_LABELS = {"rouge1": "ROUGE-1 F1", "rouge2": "ROUGE-2 F1", "rougeL": "ROUGE-L F1"}
 DATASETS = {"meqsum": ("MeQSum", MEQSUM), "healthcaremagic": ("HealthCareMagic subset", HEALTHCAREMAGIC)}
