@@ -215,10 +215,13 @@ class StudyBase:
             texts.update(t for part in task.texts() for t in part)
         return frozenset(texts)
 
-    def score_suite(self, encoder, run_dir: Path) -> None:
-        """Score the run's final (selected) encoder on the suite tasks; outputs saved as ``SUITE_FILE``."""
-        outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name), self.suite_tasks)
-        suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
+    def score_suite(self, encoder, run_dir: Path, given: suite_rows.RunOutputs | None = None) -> None:
+        """Score the run's final (selected) encoder on the suite tasks; outputs saved as ``SUITE_FILE``. ``given``:
+        the outputs of the tasks it names, which the study computed itself (the probes it fitted for its table)."""
+        given = given or {}
+        tasks = [t for t in self.suite_tasks if t.name not in given]
+        outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name), tasks)
+        suite_rows.save_outputs(run_dir / SUITE_FILE, {**outputs, **given})
 
     def suite_outputs(
         self, run_dir: Path, rerun: Callable[[], object], name: str = SUITE_FILE

@@ -49,6 +49,16 @@ class LabeledTexts:
     def __len__(self) -> int:
         return len(self.labels)
 
+    def take(self, idx, split: str | None = None) -> LabeledTexts:
+        """The rows ``idx`` (in file order), as ``split`` (default: this split)."""
+        idx = np.sort(np.asarray(idx, dtype=np.int64))
+        columns = tuple([column[i] for i in idx] for column in self.texts)
+        return LabeledTexts(self.task, split or self.split, columns, self.labels[idx], self.source)
+
+    def capped(self, size: int | None, rng: np.random.Generator) -> LabeledTexts:
+        """A seeded subsample of ``size`` rows (drawn with ``rng``), or every row when ``size`` is None or larger."""
+        return self if size is None or len(self) <= size else self.take(rng.permutation(len(self))[:size])
+
 
 @dataclass
 class SummaryPairs:

@@ -127,6 +127,41 @@ class AveragePrecision:
 
 
 @dataclass(frozen=True, eq=False)
+class F1:
+    """F1 of the outputs as predicted classes (indices into the classes) against the ``gold`` class of each item
+    on each draw, as scikit-learn's ``f1_score`` defines it. Per class k, F1_k = 2 TP_k / (2 TP_k + FP_k + FN_k),
+    0 when the class is neither predicted nor true on the draw; ``average`` "binary" takes F1 of ``positive``,
+    "weighted" the mean of F1_k weighted by the true counts, "macro" the plain mean over the classes that are
+    predicted or true on the draw. Counted for all draws at once with one ``bincount`` per seed."""
+
+    gold: np.ndarray
+    classes: int
+    average: str = "weighted"
+    positive: int = 1
+
+    def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        k, b = self.classes, len(draws)
+        rows = np.arange(b)[:, None] * k
+        gold = self.gold.astype(np.int64)[draws]
+        true = np.bincount((rows + gold).ravel(), minlength=b * k).reshape(b, k)
+        out = np.empty((len(outputs), b))
+        for s, predicted in enumerate(outputs.astype(np.int64)):
+            predicted = predicted[draws]
+            pred = np.bincount((rows + predicted).ravel(), minlength=b * k).reshape(b, k)
+            hits = np.bincount((rows + predicted).ravel(), (predicted == gold).ravel(), minlength=b * k).reshape(b, k)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f1 = np.where(true + pred > 0, 2 * hits / (true + pred), 0.0)
+            if self.average == "binary":
+                out[s] = f1[:, self.positive]
+            elif self.average == "weighted":
+                out[s] = (f1 * true).sum(1) / true.sum(1)
+            else:
+                present = (true + pred) > 0
+                out[s] = (f1 * present).sum(1) / present.sum(1)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
 class ItemScores:
     """One model's outputs for one metric of one task: ``outputs`` [seeds, items] and the ``statistic``
     that makes the metric of them. Two ItemScores are compared item by item: same items, same order."""

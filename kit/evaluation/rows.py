@@ -189,7 +189,7 @@ class SuiteReport:
     title: str = "Evaluation suite"
 
     def overlaps_selection(self, task: Task) -> bool:
-        return any(t in self.selection_texts for texts in task.texts() for t in texts)
+        return any(t in self.selection_texts for t in task.item_texts())
 
     def groups(self) -> dict[str, list[Task]]:
         """Headline, seen-in-training and selection-overlap tasks, in suite order (empty groups dropped)."""

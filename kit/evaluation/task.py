@@ -62,6 +62,11 @@ class Task:
     def texts(self) -> tuple[list[str], ...]:
         raise NotImplementedError
 
+    def item_texts(self) -> list[str]:
+        """The texts the items are made of (a probe's are its test examples, not the texts it trains on):
+        what is checked for overlap with the data a study selected its checkpoints on."""
+        return [t for texts in self.texts() for t in texts]
+
     def score(self, embeddings: tuple[np.ndarray, ...]) -> dict[str, ItemScores]:
         raise NotImplementedError
 

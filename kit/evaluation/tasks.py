@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kit.evaluation import pair_classification, retrieval, sts
+from kit.evaluation import pair_classification, probes, retrieval, sts
 from kit.evaluation.task import Task
 
-TASKS: dict[str, Task] = {t.name: t for t in (*sts.TASKS, *retrieval.TASKS, *pair_classification.TASKS)}
+TASKS: dict[str, Task] = {t.name: t for t in (*sts.TASKS, *retrieval.TASKS, *pair_classification.TASKS, *probes.TASKS)}
 
-TYPES = ("sts", "retrieval", "pair_classification")
+TYPES = ("sts", "retrieval", "pair_classification", "probe")
 GROUPS: dict[str, tuple[str, ...]] = {
     "all": tuple(TASKS),
     "en": tuple(name for name, t in TASKS.items() if t.language == "en"),

@@ -8,6 +8,7 @@ selected on the cMedQQ dev cosine view (``chineseblue``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict
 from pathlib import Path
@@ -23,20 +24,28 @@ from kit.core.models import Encoder
 from kit.core.train import train_contrastive
 from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
 from kit.evaluation import rows as suite_rows
+from kit.evaluation.probes import ProbeFit, ProbeTask, chineseblue_probes
 from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
 from kit.evaluation.sts import sts_report
+from kit.evaluation.task import Task
+from kit.evaluation.tasks import select
 from kit.report.record import RunRecord
 from kit.report.tables import summarize
 from kit.studies.simcse_augmentations.chineseblue import (
-    ChineseBlueEval,
     chineseblue_table,
     chineseblue_verdict,
     cmedqq_pairs,
+    probe_setup,
+    source_task,
 )
 from kit.studies.simcse_augmentations.params import METHODS, Method, SimCSEParams
 from kit.study import StudyBase, best_row, seed_spread
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
+
+
+EXAMPLE_EMBEDDINGS = "example_embeddings.npy"
+"""A run's embeddings of the retrieval examples and the map sentences (fp16), beside its result."""
 
 
 class Study(StudyBase):
@@ -50,25 +59,23 @@ class Study(StudyBase):
             self.sts, self.eval_name, self.positive_threshold = load_biosses(params.biosses_path), "BIOSSES", 4.0
             full = load_pubmed_sentences(params.corpus_path)
             held_out = params.map_sentences
-            self.probe = None
+            self.probe_tasks = []
         else:
             self.sts = cmedqq_pairs(params.cosine_view_pairs, params.corpus_seed)
             self.eval_name, self.positive_threshold = "cMedQQ", 1.0
             full = load_pubmed_sentences(params.corpus_path) if params.corpus_path else chineseblue_corpus()
             held_out = 0
-            self.probe = ChineseBlueEval(
-                params.probe_train_size, params.probe_eval_size, params.corpus_seed, params.probe_max_length
-            )
+            self.probe_tasks = chineseblue_probes(params.probe_train_size, params.probe_eval_size, params.corpus_seed)
         order = np.random.default_rng(params.corpus_seed).permutation(len(full))
         # Sentences for the embedding map are held out from every training corpus share.
         pool, held = order[: len(full) - held_out], order[len(full) - held_out :]
         self.corpus = [full[i] for i in pool[: min(params.corpus_size or len(pool), len(pool))]]
         self.map_sentences = [full[i] for i in held]
         self.retrieval_texts, self.partners = self._retrieval_set()
-        self.probe_texts = self.retrieval_texts + self.map_sentences
+        self.example_texts = self.retrieval_texts + self.map_sentences
         # Everything a run reads: the corpus as sampled, the evaluation pairs, the probe tasks, the retrieval set.
-        probes = self.probe.tasks if self.probe else None
-        self.data_digest = digest(self.corpus, self.sts, probes, self.probe_texts, self.partners)
+        probes = [task.parts for task in self.probe_tasks] or None
+        self.data_digest = digest(self.corpus, self.sts, probes, self.example_texts, self.partners)
 
     def _retrieval_set(self) -> tuple[list[str], dict[int, set[int]]]:
         """The sentences searched in the retrieval table and metric, and each one's gold partners
@@ -112,8 +119,8 @@ class Study(StudyBase):
         return (
             f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
             f"**Unlabeled corpus**: {corpus}; augmenters work on characters (Latin and digit runs kept whole).\n\n"
-            f"**Evaluation**: ChineseBLUE transfer probes on frozen embeddings (below), mean ± std over the training "
-            f"seeds, each probe seeded with its run's seed; {len(self.probe.texts):,} texts encoded per model at max "
+            f"**Evaluation**: ChineseBLUE transfer probes on frozen embeddings (below; the suite section gives their "
+            f"intervals), mean ± std over the training seeds; {self.probe_text_count:,} texts encoded per model at max "
             f"length {p.probe_max_length}. Retrieval over all {len(self.retrieval_texts):,} cMedQQ test questions.\n\n"
             f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
             f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((self.sts.split == 'dev').sum())} dev pairs); the "
@@ -190,18 +197,22 @@ class Study(StudyBase):
                     desc=self.run_label(method_name, seed, percent),
                     selection_metric="selection",
                 )
+            probes = self.fit_probes(encoder)
             if percent == 100:
-                self.score_suite(encoder, run_dir)
+                self.score_suite(encoder, run_dir, {t.name: {t.f1: fit.predictions} for t, fit in probes})
             if self.saves_model(method, seed, percent):
                 self.save_model(encoder, method_name)
-            embeddings = encoder.encode(self.probe_texts, show_progress=False).astype(np.float16)
-            write_atomic(run_dir / "probe_embeddings.npy", lambda tmp: np.save(tmp, embeddings))
+            embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)
+            write_atomic(run_dir / EXAMPLE_EMBEDDINGS, lambda tmp: np.save(tmp, embeddings))
+            metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+            for task, fit in probes:
+                metrics.update({source_task(task): fit.test, f"{source_task(task)}_dev": fit.dev})
             return {
                 "method": method_name,
                 "label": method.label,
                 "seed": seed,
                 "percent": percent,
-                "metrics": self._evaluate(encoder, seed),
+                "metrics": metrics,
                 "history": asdict(history) if history else None,
             }
 
@@ -220,18 +231,28 @@ class Study(StudyBase):
         metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
         return {**metrics, **self.selection(encoder, metrics["spearman_dev"])}
 
-    def _evaluate(self, encoder: Encoder, seed: int) -> dict[str, float]:
-        """The final metrics of a run: the cosine view, plus the ChineseBLUE probes for zh."""
-        metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
-        return {**metrics, **self.probe.evaluate(encoder, seed)} if self.probe else metrics
+    def fit_probes(self, encoder: Encoder) -> list[tuple[ProbeTask, ProbeFit]]:
+        """The zh probe tasks on the encoder's embeddings of all their texts, encoded together once at
+        ``probe_max_length``: each probe's dev and test F1 (the table) and test predictions (the suite)."""
+        if not self.probe_tasks:
+            return []
+        texts = list(dict.fromkeys(t for task in self.probe_tasks for t in task.texts()[0]))
+        emb = encoder.encode(texts, max_length=self.p.probe_max_length, show_progress=False)
+        row = {t: i for i, t in enumerate(texts)}
+        return [(task, task.fit((emb[[row[t] for t in task.texts()[0]]],))) for task in self.probe_tasks]
 
-    def probe_embeddings(self, method_name: str, seed: int) -> np.ndarray:
-        """A run's embeddings of ``probe_texts``; when they are missing or damaged, the run's result is set
-        aside and the run computed again."""
+    @functools.cached_property
+    def suite_tasks(self) -> list[Task]:
+        """The ``suite`` tasks and, for zh, the study's probe tasks (on its own subsamples)."""
+        return [*select(self.p.suite), *self.probe_tasks]
+
+    def example_embeddings(self, method_name: str, seed: int) -> np.ndarray:
+        """A run's embeddings of ``example_texts`` (the retrieval examples and the map); when they are missing
+        or damaged, the run's result is set aside and the run computed again."""
         self.run(method_name, seed)
         run_dir = self._run_dir(METHODS[method_name], seed, 100.0)
         read = lambda file: np.load(file, allow_pickle=False).astype(np.float32)  # noqa: E731
-        return self.run_artefact(run_dir, "probe_embeddings.npy", read, lambda: self.run(method_name, seed))
+        return self.run_artefact(run_dir, EXAMPLE_EMBEDDINGS, read, lambda: self.run(method_name, seed))
 
     def baseline_of(self, name: str) -> str | None:
         """The row each row is compared with: SimCSE with the starting model, every other trained row with
@@ -354,7 +375,7 @@ class Study(StudyBase):
         queries = with_partner[::step][: self.p.retrieval_queries]
         rows = []
         for name in methods:
-            emb = self.probe_embeddings(name, self.p.seeds[0])[: len(texts)]
+            emb = self.example_embeddings(name, self.p.seeds[0])[: len(texts)]
             for q, hits in zip(queries, nearest_neighbours(emb, queries, k)):
                 for rank, (cid, score) in enumerate(hits, 1):
                     rows.append(
@@ -375,7 +396,7 @@ class Study(StudyBase):
         rows = []
         for name, seeds in self._row_seeds().items():
             for seed in seeds:
-                emb = self.probe_embeddings(name, seed)[: len(self.retrieval_texts)]
+                emb = self.example_embeddings(name, seed)[: len(self.retrieval_texts)]
                 rows.append(
                     {
                         "method": name,
@@ -386,8 +407,16 @@ class Study(StudyBase):
                 )
         return pd.DataFrame(rows)
 
-    def probe_sources(self) -> list[str]:
-        """Where each probe text comes from (legend of the embedding map)."""
+    def probe_setup(self) -> pd.DataFrame:
+        """What each zh probe is trained, selected and scored on (``chineseblue.probe_setup``)."""
+        return probe_setup(self.probe_tasks)
+
+    @property
+    def probe_text_count(self) -> int:
+        return len({t for task in self.probe_tasks for t in task.texts()[0]})
+
+    def example_sources(self) -> list[str]:
+        """Where each example text comes from (legend of the embedding map)."""
         label = "cMedQQ test" if self.p.language == "zh" else self.eval_name
         return [label] * len(self.retrieval_texts) + ["PubMed (held out)"] * len(self.map_sentences)
 

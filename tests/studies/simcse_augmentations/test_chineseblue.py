@@ -9,9 +9,9 @@ from kit.data import (
     chineseblue_corpus,
     load_chineseblue,
 )
-from kit.evaluation.probes import linear_probe, pair_features
+from kit.evaluation.probes import chineseblue_probes
 from kit.evaluation.retrieval import paraphrase_hit_at_1
-from kit.studies.simcse_augmentations.chineseblue import ChineseBlueEval, chineseblue_table, cmedqq_pairs
+from kit.studies.simcse_augmentations.chineseblue import chineseblue_table, cmedqq_pairs, probe_setup
 
 
 @pytest.mark.parametrize(
@@ -38,31 +38,6 @@ def test_malformed_line_names_file_and_line(tmp_path):
         load_chineseblue("cMedQQ", "test", f)
 
 
-def synthetic(n, d=16, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 3, n)
-    x = rng.normal(size=(n, d))
-    x[:, 0] += 20.0 * y  # classes 10 sigma apart from the boundary along one axis: separable
-    return x, y.astype(str)
-
-
-def test_probe_reaches_f1_one_on_separable_embeddings():
-    res = linear_probe(synthetic(300, seed=0), synthetic(100, seed=1), synthetic(200, seed=2), "weighted_f1")
-    assert res["test"] == 1.0 and res["dev"] == 1.0
-
-
-def test_probe_stays_near_chance_on_shuffled_labels():
-    train, dev, test = synthetic(600, seed=0), synthetic(200, seed=1), synthetic(600, seed=2)
-    shuffled = (train[0], np.random.default_rng(9).permutation(train[1]))
-    res = linear_probe(shuffled, dev, test, "macro_f1")
-    assert res["test"] < 0.45  # chance is about 1/3 for three balanced classes
-
-
-def test_pair_features_are_senteval_layout():
-    u, v = np.array([[1.0, 2.0]]), np.array([[3.0, -1.0]])
-    assert pair_features(u, v).tolist() == [[1, 2, 3, -1, 2, 3, 3, -2]]
-
-
 def test_unlabeled_corpus_is_deduplicated_train_text_without_any_evaluation_sentence():
     corpus = chineseblue_corpus()
     assert len(corpus) == len(set(corpus)) > 30_000
@@ -79,22 +54,11 @@ def test_unlabeled_corpus_is_deduplicated_train_text_without_any_evaluation_sent
     assert set(corpus) <= train and len(corpus) == len(train - held_out)
 
 
-def test_probe_tasks_are_capped_seeded_and_keep_cmedqa_selection_apart():
-    a, b = ChineseBlueEval(50, 20, seed=3), ChineseBlueEval(50, 20, seed=3)
-    assert [t.name for t in a.tasks] == ["cMedQQ", "cMedIC", "cMedQA", "cMedTC"] and a.texts == b.texts
-    for t in a.tasks:
-        assert len(t.train) == 50 and len(t.dev) == 20 and len(t.test) == 20
-    qa = a.tasks[2]
-    assert qa.train.split == "dev[:80%]" and qa.dev.split == "dev[80%:]" and qa.test.split == "test"
-    assert not set(zip(*qa.train.texts)) & set(zip(*qa.dev.texts))
-    described = a.describe().set_index("task")
+def test_the_probe_setup_names_every_part_and_the_unavailable_task():
+    described = probe_setup(chineseblue_probes(50, 20, seed=3)).set_index("task")
+    assert list(described.index) == ["cMedQQ", "cMedIC", "cMedQA", "cMedTC", "cMedQNLI"]
     assert described.loc["cMedQNLI", "note"].endswith("it is not available.") and "probe train" in described
-
-
-def test_probe_scores_every_available_task(tiny_encoder):
-    scores = ChineseBlueEval(60, 30, seed=0).evaluate(tiny_encoder, seed=0)
-    assert set(scores) == {f"{t}{s}" for t in ("cMedQQ", "cMedIC", "cMedQA", "cMedTC") for s in ("", "_dev")}
-    assert all(0.0 <= v <= 1.0 for v in scores.values())
+    assert described.loc["cMedQA", "probe train"] == "dev[:80%] (50)"
 
 
 def test_table_marks_unavailable_cells_and_formats_mean_std():
