@@ -109,11 +109,14 @@ class ProbeTask(Task):
     f1: str = "weighted_f1"
 
     type = "probe"
-    metric_labels = F1_LABELS
 
     @property
     def metrics(self) -> tuple[str, ...]:
         return (self.f1,)
+
+    @property
+    def metric_labels(self) -> dict[str, str]:
+        return {self.f1: F1_LABELS[self.f1]}
 
     @property
     def parts(self) -> ProbeParts:

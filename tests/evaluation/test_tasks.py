@@ -28,6 +28,10 @@ ITEMS = {
     "cmedqq-dev": 1_793,
     "cmedqq-test": 1_935,
     "cmedqq-test-unseen": 1_280,
+    "cmedqq-probe": 400,  # seeded subsamples of the test splits
+    "cmedic-probe": 84,  # its whole test split
+    "cmedqa-probe": 400,
+    "cmedtc-probe": 400,
 }
 STUDIES = {p.name for p in (PROJECT_ROOT / "kit" / "studies").iterdir() if (p / "__init__.py").is_file()}
 
@@ -70,7 +74,9 @@ def test_the_unseen_cmedqq_test_pairs_share_no_question_with_dev():
 def test_select_takes_names_and_groups_in_suite_order():
     assert [t.name for t in select(["rqe-test", "biosses-all", "rqe-test"])] == ["biosses-all", "rqe-test"]
     assert {t.language for t in select(["en"])} == {"en"} and len(select()) == len(TASKS)
-    assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test", "cmedqq-test-unseen"}
+    probes = {"cmedqq-probe", "cmedic-probe", "cmedqa-probe", "cmedtc-probe"}
+    assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test", "cmedqq-test-unseen", *probes}
+    assert set(GROUPS["probe"]) == probes
     with pytest.raises(KeyError, match="unknown task 'nope'"):
         select(["nope"])
 

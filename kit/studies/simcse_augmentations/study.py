@@ -243,8 +243,10 @@ class Study(StudyBase):
 
     @functools.cached_property
     def suite_tasks(self) -> list[Task]:
-        """The ``suite`` tasks and, for zh, the study's probe tasks (on its own subsamples)."""
-        return [*select(self.p.suite), *self.probe_tasks]
+        """The ``suite`` tasks and, for zh, the study's probe tasks, on its own subsamples (in place of the
+        declared probes of the same names, should ``suite`` name them)."""
+        own = {task.name for task in self.probe_tasks}
+        return [*(t for t in select(self.p.suite) if t.name not in own), *self.probe_tasks]
 
     def example_embeddings(self, method_name: str, seed: int) -> np.ndarray:
         """A run's embeddings of ``example_texts`` (the retrieval examples and the map); when they are missing
