@@ -153,17 +153,17 @@ def test_a_foreign_pickle_named_checkpoint_is_not_resumed(tmp_path):
     assert list(tmp_path.glob("checkpoint.pt.damaged-*"))
 
 
-def test_damaged_probe_embeddings_recompute_their_run(tmp_path):
+def test_damaged_example_embeddings_recompute_their_run(tmp_path):
     study = Study(
         Params.from_dict(
             {"model": "tiny-random-bert", "corpus_size": 32, "map_sentences": 4, "batch_size": 8, "steps": 2}
         ),
         tmp_path,
     )
-    expected = study.probe_embeddings("simcse", 0)
-    (file,) = (tmp_path / "runs").glob("simcse-*/probe_embeddings.npy")
+    expected = study.example_embeddings("simcse", 0)
+    (file,) = (tmp_path / "runs").glob("simcse-*/example_embeddings.npy")
     file.write_bytes(file.read_bytes()[:100])
-    np.testing.assert_array_equal(study.probe_embeddings("simcse", 0), expected)
+    np.testing.assert_array_equal(study.example_embeddings("simcse", 0), expected)
     assert list(file.parent.glob("result.json.damaged-*"))
 
 
