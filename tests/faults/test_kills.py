@@ -32,7 +32,7 @@ def stderr(report_dir: Path) -> str:
 
 def finished_run(report_dir: Path) -> tuple[dict, np.ndarray]:
     (run,) = (report_dir / "runs").iterdir()
-    return json.loads((run / "result.json").read_text()), np.load(run / "probe_embeddings.npy")
+    return json.loads((run / "result.json").read_text()), np.load(run / "example_embeddings.npy")
 
 
 def test_kills_at_random_points_resume_to_the_uninterrupted_result(tmp_path):
