@@ -25,7 +25,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 import pandas as pd
 
@@ -137,7 +137,19 @@ class Study(Protocol):
 
 class StudyBase:
     """The run machinery of every study: ``run_dir`` names a run's folder from its settings, ``cached``
-    computes a run once, ``write_record`` writes the report's tables and ``results.json``."""
+    computes a run once, ``suite_report`` compares the table's rows (the table-row protocol: a study declares
+    ``row_seeds``, ``row_run_dir``, ``row_label`` and ``baseline_of``), ``write_record`` writes the report's
+    tables and ``results.json``."""
+
+    NO_SELECTION: ClassVar[str] = ""
+    """A study that selects no checkpoint says so here, in words: its reports' "selected on"."""
+    SUITE_TITLE: ClassVar[str] = "Evaluation suite"
+    """The title of the report's suite tables."""
+
+    @property
+    def notebook(self) -> str:
+        """The study's notebook: its package, ``kit.studies.<notebook>``."""
+        return type(self).__module__.split(".")[2]
 
     def __init__(self, params: Params, report_dir: str | Path):
         self.p = params
@@ -199,18 +211,26 @@ class StudyBase:
         parts = [*scores.values(), *([own_dev] if "dev" in self.p.select_on else [])]
         return {**scores, "selection": sum(parts) / len(parts)}
 
-    def selected_on(self, own_dev: str) -> str:
-        """``select_on`` in words, for the reports."""
+    def own_dev(self) -> tuple[str, list[str]]:
+        """(the study's own dev split in words, its texts): what the ``dev`` entry of ``select_on`` names."""
+        raise NotImplementedError
+
+    def selected_on(self) -> str:
+        """What selected the checkpoints, in words for the reports: ``select_on``, or ``NO_SELECTION``."""
+        if self.NO_SELECTION:
+            return self.NO_SELECTION
         names = [
-            own_dev if n == "dev" else f"`{n}` ({TASKS[n].description}, {TASKS[n].items:,} items)"
+            self.own_dev()[0] if n == "dev" else f"`{n}` ({TASKS[n].description}, {TASKS[n].items:,} items)"
             for n in self.p.select_on
         ]
         return ("the mean main metric of " if len(names) > 1 else "") + " and ".join(names)
 
-    def selection_texts(self, own_dev: Iterable[str]) -> frozenset[str]:
-        """Every text the checkpoints were selected on: ``own_dev`` (the study's dev texts) when ``dev`` is
-        in ``select_on``, and the texts of its suite tasks; a reported task sharing one is reported apart."""
-        texts = set(own_dev) if "dev" in self.p.select_on else set()
+    def selection_texts(self) -> frozenset[str]:
+        """Every text the checkpoints were selected on: the study's own dev texts when ``dev`` is in ``select_on``,
+        and the texts of its suite tasks; a reported task sharing one is reported apart."""
+        if self.NO_SELECTION:
+            return frozenset()
+        texts = set(self.own_dev()[1]) if "dev" in self.p.select_on else set()
         for task in self.selection_tasks:
             texts.update(t for part in task.texts() for t in part)
         return frozenset(texts)
@@ -247,6 +267,52 @@ class StudyBase:
                 set_aside(run_dir / "result.json", f"its {name} is unusable ({why})")
         rerun()
         return read(file)
+
+    # ---- the table-row protocol: a study declares its rows, the base class compares them ---------------------
+    def row_seeds(self) -> dict[str, list[int]]:
+        """Each table row and the seeds it is trained at (one for a deterministic row)."""
+        raise NotImplementedError
+
+    def row_label(self, row: str) -> str:
+        """A row's name in the reports."""
+        return row
+
+    def row_run_dir(self, row: str, seed: int) -> Path:
+        """The run folder of a table row at one seed (where its suite outputs are)."""
+        raise NotImplementedError
+
+    def baseline_of(self, row: str) -> str | None:
+        """The row a row is compared with (None: none)."""
+        return None
+
+    def table_runs(self) -> list[tuple[str, int]]:
+        """(row, seed) of every run in the table."""
+        return [(row, seed) for row, seeds in self.row_seeds().items() for seed in seeds]
+
+    def row_outputs(self) -> dict[str, list[suite_rows.RunOutputs]]:
+        """Each table row's suite outputs, one per seed (``suite_outputs`` of its runs)."""
+        return {
+            row: [
+                self.suite_outputs(self.row_run_dir(row, seed), functools.partial(self.run, row, seed))
+                for seed in seeds
+            ]
+            for row, seeds in self.row_seeds().items()
+        }
+
+    def suite_report(self) -> suite_rows.SuiteReport:
+        """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
+        return self.row_report(self.row_outputs(), self.suite_tasks, self.SUITE_TITLE)
+
+    def row_report(self, outputs: dict[str, list[suite_rows.RunOutputs]], tasks: list[Task], title: str):
+        """Rows' ``outputs`` on ``tasks`` compared, each with its baseline, by the paired bootstrap over items and
+        seeds (``kit.evaluation.rows.compare``), as the report shows them (``report_of``)."""
+        pairs = [(row, self.baseline_of(row)) for row in outputs if self.baseline_of(row)]
+        compared = suite_rows.compare(outputs, pairs, tasks, {row: self.row_label(row) for row in outputs})
+        return self.report_of(compared, tasks, title)
+
+    def report_of(self, compared, tasks: list[Task], title: str) -> suite_rows.SuiteReport:
+        """The report of compared rows: the tasks grouped into headline and apart (``SuiteReport``)."""
+        return suite_rows.SuiteReport(compared, tasks, self.notebook, self.selected_on(), self.selection_texts(), title)
 
     def save_model(self, encoder, row: str) -> Path:
         """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""

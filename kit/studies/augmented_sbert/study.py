@@ -51,9 +51,6 @@ from kit.study import StudyBase
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
 STARTING = "starting model (no training)"
-SELECTED_ON = (
-    "no data: study 2 selects no checkpoint; each bi-encoder is scored as its training left it, after the last epoch"
-)
 
 
 def suite_file(condition: str) -> str:
@@ -119,9 +116,14 @@ def _pairs(texts: tuple[list[str], ...], idx) -> list[Pair]:
 
 class Study(StudyBase):
     """Builds the splits, runs (or loads) one ``compare`` per (task, split, seed) under
-    ``<report_dir>/runs/``, and turns the results into the report's tables."""
+    ``<report_dir>/runs/``, and turns the results into the report's tables. Its table rows on the suite are the
+    starting model and every condition's bi-encoders of every task (``suite_row``), over all of the task's runs."""
 
     p: AugSBERTParams
+    NO_SELECTION = (
+        "no data: study 2 selects no checkpoint; each bi-encoder is scored as its training left it, after the last "
+        "epoch"
+    )
 
     def __init__(self, params: AugSBERTParams, report_dir: str | Path):
         super().__init__(params, report_dir)
@@ -454,31 +456,35 @@ class Study(StudyBase):
                 out[suite_task.name] = seen
         return out
 
-    def suite_report(self) -> SuiteReport:
-        """Every condition's bi-encoders of every task on the suite tasks (rows paired run by run over the
-        task's splits and seeds), each silver condition against gold of the same task and gold against the
-        untrained starting model (``kit.evaluation.rows``)."""
+    def row_outputs(self) -> dict[str, list[suite_rows.RunOutputs]]:
+        """The starting model's outputs, and each condition's bi-encoders of every task over the task's runs (its
+        splits and seeds, paired run by run with the other conditions of the task)."""
         outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
-        labels, study_task, pairs = {STARTING: STARTING}, {}, []
         for task in self.p.tasks:
             runs = [self.condition_outputs(*job) for job in self.task_runs(task)]
-            for condition in CONDITIONS:
-                row = suite_row(task, condition)
-                outputs[row] = [r[condition] for r in runs]
-                labels[row] = f"{condition} ({TASKS[task].short})"
-                study_task[row] = task
-            gold = suite_row(task, CONDITIONS[0])
-            pairs += [(gold, STARTING), *((suite_row(task, c), gold) for c in CONDITIONS[1:])]
-        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, labels)
+            outputs.update({suite_row(task, c): [r[c] for r in runs] for c in CONDITIONS})
+        return outputs
+
+    def row_label(self, row: str) -> str:
+        if row == STARTING:
+            return row
+        task, condition = row.split(": ", 1)
+        return f"{condition} ({TASKS[task].short})"
+
+    def baseline_of(self, row: str) -> str | None:
+        """Each silver condition against gold of the same task, gold against the untrained starting model."""
+        if row == STARTING:
+            return None
+        task, condition = row.split(": ", 1)
+        return STARTING if condition == CONDITIONS[0] else suite_row(task, CONDITIONS[0])
+
+    def report_of(self, compared: pd.DataFrame, tasks: list[SuiteTask], title: str) -> SuiteReport:
+        """The base report less the rows ``left_out`` of a task (their training pairs include its pairs)."""
         left_out = self.left_out()
-        dropped = [study_task.get(row) in left_out.get(t, ()) for t, row in zip(compared.task, compared.row)]
-        return SuiteReport(
-            compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True),
-            self.suite_tasks,
-            "augmented_sbert",
-            SELECTED_ON,
-            left_out=left_out,
-        )
+        study_task = [row.split(": ", 1)[0] if row != STARTING else None for row in compared.row]
+        dropped = [task in left_out.get(t, ()) for t, task in zip(compared.task, study_task)]
+        kept = compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True)
+        return SuiteReport(kept, tasks, self.notebook, self.selected_on(), title=title, left_out=left_out)
 
     def describe(self) -> str:
         """What this run uses (Markdown), stating substitutes plainly."""

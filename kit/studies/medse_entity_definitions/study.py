@@ -175,7 +175,7 @@ class Study(StudyBase):
             f"**Training** (every trained row): {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length "
             f"{p.max_length}, "
             f"temperature {p.temperature}, seeds {p.seeds}; evaluated every {p.eval_every} steps, the checkpoint that "
-            f"scores best on {self.selected_on(self.own_dev_words)} is kept. MED-SE: lambda {p.lam}, entity encoder "
+            f"scores best on {self.selected_on()} is kept. MED-SE: lambda {p.lam}, entity encoder "
             f"`{p.entity_encoder}`, "
             f"entity temperature {p.entity_temperature}, definition encoder "
             f"{'trained' if p.definition_trainable else 'frozen'} "
@@ -185,10 +185,9 @@ class Study(StudyBase):
         )
 
     # ---- evaluation ----------------------------------------------------------------
-    @property
-    def own_dev_words(self) -> str:
-        """The study's own checkpoint-selection split in words (``select_on``'s ``dev``)."""
-        return f"BIOSSES dev Spearman ({len(self.sts.subset('dev'))} pairs)"
+    def own_dev(self) -> tuple[str, list[str]]:
+        dev = self.sts.subset("dev")
+        return f"BIOSSES dev Spearman ({len(dev)} pairs)", dev.sentence1 + dev.sentence2
 
     def evaluate(self, encoder: Encoder, whitening: Whitening | None = None) -> dict[str, float]:
         """BIOSSES Spearman (dev, test, all, entity-centric view), alignment and uniformity, and
@@ -274,9 +273,12 @@ class Study(StudyBase):
             and self.scores_suite(row, variant)
         )
 
-    def _table_run_dir(self, name: str, seed: int) -> Path:
-        """The folder of a table run (``name`` at ``seed``, main settings)."""
-        return self._run_dir(ROWS[name], seed, self.main_variant(ROWS[name]))
+    def row_run_dir(self, row: str, seed: int) -> Path:
+        """The folder of a table run (``row`` at ``seed``, main settings)."""
+        return self._run_dir(ROWS[row], seed, self.main_variant(ROWS[row]))
+
+    def row_label(self, row: str) -> str:
+        return ROWS[row].label
 
     def _run_dir(self, row: Row, seed: int, variant: dict) -> Path:
         p = self.p
@@ -381,14 +383,11 @@ class Study(StudyBase):
     def trained_rows(self) -> list[str]:
         return [name for name in self.p.rows if ROWS[name].kind != "zero_shot"]
 
-    def _row_seeds(self) -> dict[str, list[int]]:
+    def row_seeds(self) -> dict[str, list[int]]:
         """Each table row's seeds (one for a zero-shot row: it is deterministic)."""
         return {
             name: list(self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1]) for name in self.p.rows
         }
-
-    def _table_runs(self) -> list[tuple[str, int]]:
-        return [(name, seed) for name, seeds in self._row_seeds().items() for seed in seeds]
 
     def _sweep_runs(self, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
         """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
@@ -407,12 +406,12 @@ class Study(StudyBase):
             for key in ("none_share", "lam", "dedup")
             for name, seed, variant in self._sweep_runs(key)
         ]
-        return [*self._table_runs(), *sweeps]
+        return [*self.table_runs(), *sweeps]
 
     def results(self) -> pd.DataFrame:
         """One row per (row, seed); zero-shot rows are deterministic and run once."""
         out = []
-        for name, seed in self._table_runs():
+        for name, seed in self.table_runs():
             r = self.run(name, seed)
             out.append({"method": name, "label": ROWS[name].label, "seed": seed, **r["metrics"]})
         return pd.DataFrame(out)
@@ -480,23 +479,6 @@ class Study(StudyBase):
         if row.kind == "medse" and "simcse" in rows:
             return "simcse"
         return self.starting_row if self.starting_row in rows else None
-
-    def suite_report(self) -> suite_rows.SuiteReport:
-        """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
-        outputs = {
-            name: [self.suite_outputs(self._table_run_dir(name, seed), lambda: self.run(name, seed)) for seed in seeds]
-            for name, seeds in self._row_seeds().items()
-        }
-        pairs = [(name, self.baseline_of(name)) for name in outputs if self.baseline_of(name)]
-        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, {n: ROWS[n].label for n in outputs})
-        dev = self.sts.subset("dev")
-        return suite_rows.SuiteReport(
-            compared,
-            self.suite_tasks,
-            "medse_entity_definitions",
-            self.selected_on(self.own_dev_words),
-            self.selection_texts(dev.sentence1 + dev.sentence2),
-        )
 
     def record_results(
         self,

@@ -28,11 +28,14 @@ from kit.studies.qfcl_summarization.seq2seq import CHQEncoder, generate, summari
 from kit.studies.qfcl_summarization.train import train
 from kit.study import StudyBase
 
-SELECTED_ON = "no data: every row keeps the weights of its last epoch (this study selects no checkpoint)"
-
 
 class Study(StudyBase):
-    """Fixes the split, prepares focus and hard negatives once, runs (or loads) each (row, seed)."""
+    """Fixes the split, prepares focus and hard negatives once, runs (or loads) each (row, seed). The suite
+    section compares every row's CHQ encoder with the baseline's; the tasks whose data this study trains on
+    (MeQSum, HealthCareMagic) are reported apart."""
+
+    NO_SELECTION = "no data: every row keeps the weights of its last epoch (this study selects no checkpoint)"
+    SUITE_TITLE = "CHQ encoder on the evaluation suite"
 
     p: QFCLParams
 
@@ -131,7 +134,7 @@ class Study(StudyBase):
 
     def planned_runs(self) -> list[tuple[str, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
-        return [(r, seed) for r in self.p.rows for seed in self.p.seeds]
+        return self.table_runs()
 
     def results(self) -> pd.DataFrame:
         """One row per (row, seed): test ROUGE-1/2/L and focus accuracy."""
@@ -204,35 +207,28 @@ class Study(StudyBase):
             "labels": len(self.dictionary),
         }
 
-    # ---- paired comparisons (kit.evaluation.rows) -------------------------------------------------
-    def pairs(self) -> list[tuple[str, str]]:
+    # ---- paired comparisons (StudyBase's table-row protocol, kit.evaluation.rows) ---------------------------
+    def row_seeds(self) -> dict[str, list[int]]:
+        return {r: list(self.p.seeds) for r in self.p.rows}
+
+    def row_label(self, row: str) -> str:
+        return ROWS[row].label
+
+    def row_run_dir(self, row: str, seed: int) -> Path:
+        return self._run_dir(ROWS[row], seed)
+
+    def baseline_of(self, row: str) -> str | None:
         """Every row against the baseline (cross-entropy only), when the table has it."""
-        return [(r, "baseline") for r in self.p.rows if r != "baseline"] if "baseline" in self.p.rows else []
+        return "baseline" if row != "baseline" and "baseline" in self.p.rows else None
 
     def rouge_report(self) -> suite_rows.SuiteReport:
         """ROUGE-L, -1 and -2 on the test questions, every row against the baseline by the paired bootstrap
         over the test questions and the seeds (the runs' ``rouge_items``)."""
         outputs = {
-            r: [rouge_outputs(self.rouge_tasks, self.run(r, seed)["rouge_items"]) for seed in self.p.seeds]
-            for r in self.p.rows
+            r: [rouge_outputs(self.rouge_tasks, self.run(r, seed)["rouge_items"]) for seed in seeds]
+            for r, seeds in self.row_seeds().items()
         }
-        compared = suite_rows.compare(outputs, self.pairs(), self.rouge_tasks, {r: ROWS[r].label for r in outputs})
-        return suite_rows.SuiteReport(
-            compared, self.rouge_tasks, "qfcl_summarization", SELECTED_ON, title="ROUGE on the test questions"
-        )
-
-    def suite_report(self) -> suite_rows.SuiteReport:
-        """Every row's CHQ encoder on the suite tasks, against the baseline's by the paired bootstrap over the
-        task's items and the seeds; the tasks whose data this study trains on (MeQSum, HealthCareMagic) are
-        reported apart."""
-        outputs = {
-            r: [self.suite_outputs(self._run_dir(ROWS[r], seed), lambda: self.run(r, seed)) for seed in self.p.seeds]
-            for r in self.p.rows
-        }
-        compared = suite_rows.compare(outputs, self.pairs(), self.suite_tasks, {r: ROWS[r].label for r in outputs})
-        return suite_rows.SuiteReport(
-            compared, self.suite_tasks, "qfcl_summarization", SELECTED_ON, title="CHQ encoder on the evaluation suite"
-        )
+        return self.row_report(outputs, self.rouge_tasks, "ROUGE on the test questions")
 
     def record_results(
         self,

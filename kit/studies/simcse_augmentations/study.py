@@ -266,25 +266,15 @@ class Study(StudyBase):
             return "zero_shot" if "zero_shot" in rows else None
         return "simcse"
 
-    def suite_report(self) -> suite_rows.SuiteReport:
-        """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
-        outputs = {
-            name: [
-                self.suite_outputs(self._run_dir(METHODS[name], seed, 100.0), lambda: self.run(name, seed))
-                for seed in seeds
-            ]
-            for name, seeds in self._row_seeds().items()
-        }
-        pairs = [(name, self.baseline_of(name)) for name in outputs if self.baseline_of(name)]
-        compared = suite_rows.compare(outputs, pairs, self.suite_tasks, {n: METHODS[n].label for n in outputs})
+    def own_dev(self) -> tuple[str, list[str]]:
         dev = self.sts.subset("dev")
-        return suite_rows.SuiteReport(
-            compared,
-            self.suite_tasks,
-            "simcse_augmentations",
-            self.selected_on(f"the {self.eval_name} dev split of the cosine view ({len(dev)} pairs)"),
-            self.selection_texts(dev.sentence1 + dev.sentence2),
-        )
+        return f"the {self.eval_name} dev split of the cosine view ({len(dev)} pairs)", dev.sentence1 + dev.sentence2
+
+    def row_label(self, row: str) -> str:
+        return METHODS[row].label
+
+    def row_run_dir(self, row: str, seed: int) -> Path:
+        return self._run_dir(METHODS[row], seed, 100.0)
 
     def instance_weighting_effect(self, n_batches: int = 40) -> dict:
         """How many in-batch negatives instance weighting removes: the share of off-diagonal
@@ -322,12 +312,9 @@ class Study(StudyBase):
         )
 
     # ---- tables ---------------------------------------------------------------
-    def _row_seeds(self) -> dict[str, list[int]]:
+    def row_seeds(self) -> dict[str, list[int]]:
         """Each table row's seeds (one for the untrained starting model)."""
         return {name: list(self.p.seeds if METHODS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
-
-    def _table_runs(self) -> list[tuple[str, int]]:
-        return [(name, seed) for name, seeds in self._row_seeds().items() for seed in seeds]
 
     def _fewshot_runs(self) -> list[tuple[str, int, float]]:
         return [
@@ -339,12 +326,12 @@ class Study(StudyBase):
 
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
-        return [*self._table_runs(), *self._fewshot_runs()]
+        return [*self.table_runs(), *self._fewshot_runs()]
 
     def results(self) -> pd.DataFrame:
         """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
         rows = []
-        for name, seed in self._table_runs():
+        for name, seed in self.table_runs():
             r = self.run(name, seed)
             best = r["history"]["best_step"] if r["history"] else 0
             rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
@@ -396,7 +383,7 @@ class Study(StudyBase):
         """Paraphrase hit@1 over the whole retrieval set for every (row, seed): is a query's nearest
         other sentence one of its gold partners? ``chance`` is what a random ranking reaches."""
         rows = []
-        for name, seeds in self._row_seeds().items():
+        for name, seeds in self.row_seeds().items():
             for seed in seeds:
                 emb = self.example_embeddings(name, seed)[: len(self.retrieval_texts)]
                 rows.append(

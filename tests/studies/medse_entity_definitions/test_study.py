@@ -51,9 +51,9 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
     def folders(**change):
         study = Study(params(corpus, **change), tmp_path) if change else reference
         return {
-            "table medse": study._table_run_dir("medse", 0),
+            "table medse": study.row_run_dir("medse", 0),
             "table simcse seed 1": study._run_dir(ROWS["simcse"], 1, study.main_variant(ROWS["simcse"])),
-            "zero-shot": study._table_run_dir("mean_whitening", 0),
+            "zero-shot": study.row_run_dir("mean_whitening", 0),
             "sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.1, "lam": 1.0, "dedup": "replace"}),
         }
 
@@ -101,14 +101,14 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     whitening = study.whitening(start)
     embed = Embedder.from_encoder(start, "starting model")  # the suite's batches: the random model's whitening
     whitened = score_run(lambda texts: whitening(embed(texts)), [BIOSSES_ALL])  # is near-singular, sensitive
-    recorded = load_outputs(study._table_run_dir("mean_whitening", 0) / SUITE_FILE)["biosses-all"]["spearman"]
+    recorded = load_outputs(study.row_run_dir("mean_whitening", 0) / SUITE_FILE)["biosses-all"]["spearman"]
     np.testing.assert_allclose(whitened["biosses-all"]["spearman"], recorded, atol=1e-5)
     assert not np.allclose(score_run(embed, [BIOSSES_ALL])["biosses-all"]["spearman"], recorded, atol=1e-3)
 
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["medse", "simcse"]
     saved = SentenceTransformer(str(tmp_path / "models" / "medse"), device="cpu")
     again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
-    recorded = load_outputs(study._table_run_dir("medse", 0) / SUITE_FILE)
+    recorded = load_outputs(study.row_run_dir("medse", 0) / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"], atol=1e-5)
 
 
