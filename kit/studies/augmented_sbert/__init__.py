@@ -3,7 +3,8 @@ trained on gold pairs labels silver pairs drawn by random and semantic-search sa
 trained on gold and on gold + silver.
 
 ``method`` holds the samplers and the cross-/bi-encoder training, ``params`` the tasks and
-parameters, ``study`` the splits, cached comparisons and tables."""
+parameters, ``study`` the splits, cached comparisons and tables, ``report`` the report's prose (what the
+run uses, the verdict) and its record."""
 
 from kit.report.index import StudyAbout
 from kit.studies.augmented_sbert.params import AugSBERTParams as Params

@@ -3,7 +3,8 @@ entity-definition contrastive loss, against contrastive tension, ConSERT, whiten
 
 ``linking`` links Disease Ontology entities in sentences, ``method`` holds the mixtures, the
 duplicate-entity sampler, the entity and definition encoders and the MED-SE objective, ``params`` the
-rows and parameters, ``study`` the cached runs, sweeps and tables."""
+rows and parameters, ``study`` the cached runs, sweeps and tables, ``report`` the report's prose (what the
+run uses, the verdict) and its record."""
 
 from kit.report.index import StudyAbout
 from kit.studies.medse_entity_definitions.params import MedSEParams as Params

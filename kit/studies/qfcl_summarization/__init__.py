@@ -4,8 +4,8 @@ summarizer with MoCo contrastive losses at the encoder and decoder and focus-dri
 ``focus`` finds question focus and builds hard negatives, ``moco`` holds the key encoder and queue,
 ``objective`` the QFCL loss, ``seq2seq`` the summarizer, generation, the similarity probe and the CHQ
 encoder as a sentence encoder, ``train`` the fine-tuning loop, ``params`` the rows, parameters and split,
-``study`` the cached runs, tables and comparisons. ROUGE and the test split as ROUGE tasks for the paired
-comparisons are scoring, in ``kit.evaluation.summarization``."""
+``study`` the cached runs, tables and comparisons, ``report`` the report's prose and record. ROUGE and the
+test split as ROUGE tasks for the paired comparisons are scoring, in ``kit.evaluation.summarization``."""
 
 from kit.report.index import StudyAbout
 from kit.studies.qfcl_summarization.params import QFCLParams as Params

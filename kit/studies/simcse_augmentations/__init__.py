@@ -2,7 +2,8 @@
 for the positive view and MixCSE with instance weighting, on BIOSSES (English) and ChineseBLUE (Chinese).
 
 ``params`` declares the rows and parameters, ``study`` trains and caches the runs and builds the
-report's tables, ``chineseblue`` holds the Chinese probe evaluation."""
+report's tables, ``report`` writes its prose (what the run uses, the verdicts) and its record,
+``chineseblue`` the cMedQQ cosine view and the Chinese table (the probes are suite tasks)."""
 
 from kit.report.index import StudyAbout
 from kit.studies.simcse_augmentations.params import SimCSEParams as Params

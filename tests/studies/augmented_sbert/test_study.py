@@ -11,6 +11,7 @@ import pytest
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_TEST
 from kit.params import ParameterError
+from kit.studies.augmented_sbert import report
 from kit.studies.augmented_sbert.method import CONDITIONS
 from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
 from kit.studies.augmented_sbert.study import STARTING, Study, suite_file, suite_row
@@ -122,7 +123,7 @@ def test_table_pools_folds_and_seeds_and_verdict_pairs_runs(tmp_path):
     assert table[STARTING] == "75.00 ± 0.00"
     gold = results[results.condition == "gold"].score
     assert table["gold"] == f"{gold.mean():.2f} ± {gold.std(ddof=1):.2f}"
-    text = study.verdict(results)
+    text = report.verdict(study, results)
     assert "Silver minus gold, mean of 4 paired run(s): random silver -10.00 (std 0.00)" in text
     assert "semantic silver -0.50 (std 1.73)" in text  # +1, +1, -2, -2: no call by eye, the suite decides
     assert "evaluation-suite section" in text and "every run" not in text and "consistent" not in text

@@ -1,0 +1,148 @@
+"""Study report prose: what the run uses, the verdicts and the record, written from the study's numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kit.report.record import RunRecord
+from kit.studies.augmented_sbert.method import (
+    CONDITIONS,
+)
+from kit.studies.augmented_sbert.params import TASKS
+from kit.studies.augmented_sbert.study import STARTING, Study, SuiteReport, suite_row
+
+
+def describe(study: Study) -> str:
+    """What this run uses (Markdown), stating substitutes plainly."""
+    p, m = study.p, study.model_source
+    sub = (
+        " **Substitute** for `dmis-lab/biobert-v1.1` (the paper's model; not available offline)."
+        if m.substitute_for
+        else ""
+    )
+    if p.model == "minilm":
+        sub += (
+            " MiniLM is already trained for sentence similarity, so the bi-encoders start strong (the 'starting "
+            "model' row), and there is no pretrained biomedical cross-encoder here: the cross-encoder is "
+            "warm-started from the same checkpoint with a new, seeded head, so the silver labeller starts from "
+            "a model trained for bi-encoding."
+        )
+    lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
+    for t in p.tasks:
+        lines.append(f"- **{TASKS[t].title}** ({TASKS[t].metric}): " + _task_note(study, t))
+    lines.append(
+        f"\n**Silver sampling**: the pool is the set of sentences of the split's training pairs"
+        f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS tasks)' if p.pool_pubmed else ''}. Semantic: each pool "
+        f"sentence's top-{p.top_k} new neighbours under the gold-trained bi-encoder (sentence-transformers "
+        "`semantic_search`); random: as many uniformly drawn new pairs. Both never hold a self-pair, a gold pair "
+        "(either order) or a duplicate.\n\n"
+        f"**Training** (identical for the three bi-encoders of a split and seed): {p.epochs} epochs, batch "
+        f"{p.batch_size}, lr {p.lr}, warm-up 10%, max length {p.max_length}; gold + silver trains the same number "
+        "of epochs on more pairs, so more steps (as in the paper). STS: CosineSimilarityLoss on score/4; NLI: "
+        "SoftmaxLoss over (u, v, |u-v|), scored by that classifier on independently encoded sentences. "
+        f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
+        "(NLI). "
+        f"No checkpoint selection: every model is read after its last epoch. Seeds {p.seeds}"
+        + (f"; k-fold seeds {p.kfold_seeds}." if "biosses_kfold" in p.tasks else ".")
+    )
+    return "\n".join(lines)
+
+
+def _task_note(study: Study, task: str) -> str:
+    p = study.p
+    if task == "biosses_blurb":
+        return "train on the 64 BLURB train pairs, score the 20 test pairs (the 16 dev pairs are unused)."
+    if task == "biosses_kfold":
+        return (
+            f"{p.folds}-fold cross-validation over all 100 pairs (folds fixed by seed {p.fold_seed}); each "
+            f"fold trains on {100 - 100 // p.folds} pairs and scores the held-out ones; the cell pools every "
+            "(fold, seed) score."
+        )
+    size = "all" if p.nli_train_size is None else f"{p.nli_train_size:,} (seeded sample, seed {p.nli_seed}) of the"
+    if task == "rqe":
+        return (
+            f"{size} RQE training pairs (consumer question vs FAQ, true/false), scored on the 230 MEDIQA 2019 "
+            "test pairs. **Stand-in for MedNLI**, which is credentialed and not available here; its numbers "
+            "are not comparable with the paper's MedNLI column."
+        )
+    return f"{size} MedNLI training pairs from `{p.mednli_path}`, scored on the official test file."
+
+
+def verdict(study: Study, results: pd.DataFrame) -> str:
+    """Per task, computed from the results (Markdown): the conditions' means, each silver set minus gold
+    as the mean of paired differences over the same (split, seed) runs, and the labeller's score.
+    Whether a silver set differs from gold beyond the noise is the suite's to say, with its intervals
+    (``suite_report``)."""
+    lines = []
+    for task in study.p.tasks:
+        r = results[results.task == task]
+        wide = r[r.seed.notna()].pivot_table(index=["split", "seed"], columns="condition", values="score")
+        mean = r.groupby("condition").score.mean()
+        start = f"starting model {mean[STARTING]:.2f}, " if STARTING in mean else ""
+        parts = []
+        for c in CONDITIONS[1:]:
+            d = (wide[c] - wide["gold"]).to_numpy()
+            spread = f" (std {d.std(ddof=1):.2f})" if len(d) > 1 else ""
+            parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f}{spread}")
+        ce = mean["cross-encoder"]
+        if TASKS[task].kind == "nli":
+            majority = (
+                100 * np.bincount(study.splits(task)[0].test_labels).max() / len(study.splits(task)[0].test_labels)
+            )
+            if abs(mean["gold"] - majority) < 2:
+                parts.append(
+                    f"**the gold bi-encoder is at the majority-class rate ({majority:.1f}%): nothing is "
+                    "learned at this budget, so this column cannot show an effect of silver data**"
+                )
+        lines.append(
+            f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, mean of "
+            f"{len(wide)} paired run(s): "
+            + "; ".join(parts)
+            + f". The labelling cross-encoder scores {ce:.2f}"
+            + (
+                ", below the gold bi-encoder: its silver labels are noisier than what the bi-encoder already knows."
+                if ce < mean["gold"]
+                else "."
+            )
+        )
+    lines.append(
+        "\nWhether a silver set differs from gold beyond the seed-to-seed and item-to-item noise is not read "
+        "off these means: the evaluation-suite section below compares them with paired intervals."
+    )
+    return "\n".join(lines)
+
+
+def record_results(
+    study,
+    record: RunRecord,
+    results: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    suite: SuiteReport | None = None,
+) -> Path:
+    """``results.json`` (per-run scores, tables, the suite's comparisons, provenance, compute time) and
+    ``results_table.txt``. The headline's comparison is the suite's: the first task's semantic silver
+    against its gold, on the suite task with the same test pairs when it is a headline task."""
+    first = study.p.tasks[0]
+    means = results.groupby(["task", "condition"]).score.mean()
+    comparison = None
+    if suite is not None:
+        row, own = suite_row(first, CONDITIONS[2]), TASKS[first].suite_task
+        headline = [t.name for t in suite.headline_tasks()]
+        comparison = (suite.comparison(row, own) if own in headline else None) or suite.comparison(row)
+    return study.write_record(
+        record,
+        {**tables, **suite.tables()} if suite else tables,
+        metrics={
+            "per_run": results.to_dict("records"),
+            "mean": {f"{t} / {c}": v for (t, c), v in means.items()},
+            "suite": None if suite is None else suite.record(),
+        },
+        headline={
+            "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
+            "value": float(means[(first, CONDITIONS[2])]),
+            "comparison": comparison,
+        },
+    )

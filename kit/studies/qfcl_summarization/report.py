@@ -1,0 +1,71 @@
+"""Study report prose: what the run uses, the verdicts and the record, written from the study's numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kit.evaluation import rows as suite_rows
+from kit.report.record import RunRecord
+from kit.studies.qfcl_summarization.params import ROWS
+from kit.studies.qfcl_summarization.study import Study
+
+
+def describe(study: Study) -> str:
+    """What this run uses (Markdown), stating substitutes plainly."""
+    p = study.p
+    sub = ""
+    if p.model == "minilm" or study.model_source.substitute_for:
+        sub = (
+            " **Substitute** for `facebook/bart-large` (no pretrained seq2seq model is available offline): a "
+            "BERT2BERT "
+            "encoder-decoder warm-started from the offline encoder, its decoder's cross-attention newly "
+            "initialised. "
+            "It has never generated text before this training, so absolute ROUGE is far below BART's."
+        )
+    return (
+        f"**Model**: `{p.model}`.{sub}\n\n**Data**: {study.split_note}\n\n"
+        f"**Training** (every row): {p.epochs} epochs, batch {p.batch_size}, lr {p.lr}, source/target max length "
+        f"{p.max_source}/{p.max_target}, seeds {p.seeds}. Contrastive rows: queue K {p.queue_size}, momentum m "
+        f"{p.momentum}, "
+        f"temperature {p.temperature}, N_h {p.n_hard} hard negatives per pair, alpha {p.alpha}, beta {p.beta}; "
+        "L = L_ce + 1/2 L_ctrC + 1/2 L_ctrG. Test summaries by beam search "
+        f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch).\n\n"
+        f"**CHQ encoder** (every row): the summarizer's encoder, mean of its last-layer token states over the "
+        f"text's tokens (padding excluded; the CHQ representation of the encoder-side loss), scored on the "
+        f"suite tasks {', '.join(f'`{t.name}`' for t in study.suite_tasks)} at the end of training."
+    )
+
+
+def record_results(
+    study,
+    record: RunRecord,
+    results: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    rouge: suite_rows.SuiteReport | None = None,
+    suite: suite_rows.SuiteReport | None = None,
+) -> Path:
+    """``results.json`` (per-seed scores, histories, tables, provenance, the paired comparisons of
+    ``rouge_report`` and ``suite_report``) and ``results_table.txt``. The headline comparison is the
+    paired bootstrap of ROUGE-L over the test questions and seeds."""
+    means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
+    best = "qfcl" if "qfcl" in means.index else means.index[-1]
+    return study.write_record(
+        record,
+        {**tables, **(rouge.tables() if rouge else {}), **(suite.tables() if suite else {})},
+        metrics={
+            "per_seed": results.to_dict("records"),
+            "mean": means.to_dict("index"),
+            "histories": study.histories().to_dict("records"),
+            "rouge_comparison": None if rouge is None else rouge.record(),
+            "suite": None if suite is None else suite.record(),
+        },
+        headline={
+            "name": f"test ROUGE-L ({ROWS[best].label})",
+            "value": float(means.loc[best, "rougeL"]),
+            "comparison": rouge.comparison(best, study.rouge_tasks[0].name) if rouge else None,
+        },
+        split=study.split_note,
+        focus=study.focus_stats(),
+    )

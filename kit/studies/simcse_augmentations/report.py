@@ -1,0 +1,160 @@
+"""Study report prose: what the run uses, the verdicts and the record, written from the study's numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kit.core.models import Encoder
+from kit.evaluation import rows as suite_rows
+from kit.report.record import RunRecord
+from kit.studies.simcse_augmentations.chineseblue import (
+    chineseblue_verdict,
+)
+from kit.studies.simcse_augmentations.study import Study
+from kit.study import seed_spread
+
+
+def describe(study: Study) -> str:
+    """What this run uses, in Markdown, stating substitutes plainly."""
+    return _describe_en(study) if study.p.language == "en" else _describe_zh(study)
+
+
+def _describe_zh(study: Study) -> str:
+    p, m = study.p, study.model_source
+    encoder = Encoder.from_pretrained(p.model, p.pooler)
+    unk = encoder.unknown_token_share(study.corpus[:2000])
+    sub = (
+        f" **Substitute** for hfl/chinese-bert-wwm-ext (no Chinese model is available offline). Its vocabulary "
+        f"maps {unk:.0%} of the corpus's tokens to [UNK] (measured on 2,000 training sentences), so it sees "
+        "mostly sentence length, punctuation, digits and the few common characters it knows: the numbers test "
+        "the kit's Chinese pipeline, not the methods, and are not comparable with the paper's."
+        if m.substitute_for
+        else f" Its vocabulary maps {unk:.1%} of the corpus's tokens to [UNK]."
+    )
+    corpus = (
+        f"{len(study.corpus):,} sentences from {p.corpus_path}"
+        if p.corpus_path
+        else f"{len(study.corpus):,} sentences pooled from the cMedQQ, cMedIC and cMedTC train files (labels "
+        "dropped, de-duplicated, every sentence of any dev or test split removed)"
+    )
+    return (
+        f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+        f"**Unlabeled corpus**: {corpus}; augmenters work on characters (Latin and digit runs kept whole).\n\n"
+        f"**Evaluation**: ChineseBLUE transfer probes on frozen embeddings (below; the suite section gives their "
+        f"intervals), mean ± std over the training seeds; {study.probe_text_count:,} texts encoded per model at max "
+        f"length {p.probe_max_length}. Retrieval over all {len(study.retrieval_texts):,} cMedQQ test questions.\n\n"
+        f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
+        f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((study.sts.split == 'dev').sum())} dev pairs); the "
+        f"cosine view's test half ({int((study.sts.split == 'test').sum())} pairs) is never used for selection.\n\n"
+        f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+        f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
+        f"{p.iw_phi}."
+    )
+
+
+def _describe_en(study: Study) -> str:
+    p, m = study.p, study.model_source
+    sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
+    corpus_note = (
+        " This is a substitute for the papers' 1M PubMed sentences (about 2% of PubMed 200k RCT)."
+        if p.corpus_path is None
+        else ""
+    )
+    return (
+        f"**Model**: `{p.model}`: {m.description}, pooler `{p.pooler}`.{sub}\n\n"
+        f"**Unlabeled corpus**: {len(study.corpus):,} PubMed sentences (seeded sample, corpus seed "
+        f"{p.corpus_seed}).{corpus_note}\n\n"
+        f"**Evaluation**: BIOSSES ({study.sts.source}), cosine Spearman x100 on the BLURB test split (20 pairs) "
+        f"and on all 100 pairs; alignment over pairs with gold score >= 4, uniformity over all 200 sentences "
+        f"(L2-normalised, alpha 2, t 2).\n\n"
+        f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
+        f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
+        f"{p.iw_phi}.\n\n"
+        f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best BIOSSES "
+        f"*dev* Spearman (16 pairs; step 0 excluded); test and all-pairs numbers are read at that checkpoint and "
+        f"never used for selection. With 16 dev pairs this selection is itself noisy."
+    )
+
+
+def fewshot_note(study: Study) -> str:
+    """What the few-shot curve can show at this budget (Markdown)."""
+    seen = study.p.steps * study.p.batch_size
+    share = 100 * seen / len(study.corpus)
+    return (
+        f"Each run sees {study.p.steps} x {study.p.batch_size} = {seen:,} sentences of the "
+        f"{len(study.corpus):,}-sentence corpus "
+        f"({share:.1f}%). Shares above {share:.1f}% are never read in full, so at this budget differences between "
+        "those "
+        "points reflect which sentences were sampled, not how much text was available."
+    )
+
+
+def verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+    """The reading of the cosine view, preceded by the per-task reading for zh."""
+    lines = _verdict(study, results, iw_effect)
+    return f"{chineseblue_verdict(results)}\n{lines}" if study.p.language == "zh" else lines
+
+
+def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None) -> str:
+    """A plain-language reading of the cosine-view table, computed from it (Markdown); ``iw_effect``
+    is ``instance_weighting_effect()``, reported when the table has instance-weighted rows. Whether one
+    row beats another is the suite section's to say, with its intervals (``suite_report``)."""
+    means = results.groupby("method", sort=False)[["spearman_test", "spearman_all", "spearman_dev"]].mean() * 100
+    lines = []
+    best = study.best_trained_method(results)
+    lines.append(
+        f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
+        f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
+    )
+    if iw_effect is not None:
+        lines.append(
+            f"- Instance weighting (phi {iw_effect['phi']}) removed {iw_effect['removed']} of "
+            f"{iw_effect['pairs']:,} in-batch "
+            f"negative pairs ({iw_effect['share']:.2e}) on {iw_effect['batches']} sampled batches under the frozen "
+            "starting "
+            "model"
+            + (
+                ": it is close to a no-op here, so each IW row matches its twin without IW."
+                if iw_effect["share"] < 1e-3
+                else "."
+            )
+        )
+    lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
+    return "\n".join(lines)
+
+
+def record_results(
+    study,
+    record: RunRecord,
+    results: pd.DataFrame,
+    fewshot: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    iw_effect: dict | None,
+    retrieval: pd.DataFrame | None = None,
+    suite: suite_rows.SuiteReport | None = None,
+) -> Path:
+    """``results.json`` (metrics, headline, provenance, compute time of every run used) and
+    ``results_table.txt``."""
+    best = study.best_trained_method(results)
+    means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
+    return study.write_record(
+        record,
+        {**tables, **suite.tables()} if suite else tables,
+        metrics={
+            "per_seed": results.to_dict("records"),
+            "mean": means.to_dict("index"),
+            "fewshot": fewshot.to_dict("records"),
+            "best_by_dev": best,
+            "instance_weighting_effect": iw_effect,
+            "retrieval": None if retrieval is None else retrieval.to_dict("records"),
+            "suite": None if suite is None else suite.record(),
+        },
+        headline={
+            "name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
+            "value": float(means.loc[best, "spearman_all"] * 100),
+            "comparison": suite.comparison(best) if suite else None,
+        },
+        corpus_sentences=len(study.corpus),
+    )
