@@ -44,7 +44,7 @@ from kit.runner import (
     render,
     run_file_name,
     shown_path,
-    study_module,
+    study_entry,
     study_params,
     train,
 )
@@ -151,7 +151,7 @@ def execute_all(
 
 def studies_about() -> dict[str, StudyAbout]:
     """Every notebook's ``StudyAbout``, in the order of their titles (Study 1 to 4, then the explorer)."""
-    about = {notebook: study_module(notebook).ABOUT for notebook in notebooks()}
+    about = {notebook: study_entry(notebook).about for notebook in notebooks()}
     return dict(sorted(about.items(), key=lambda item: item[1].title))
 
 

@@ -21,31 +21,42 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import kit.studies
 from kit.core.files import write_text_atomic
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT
+from kit.registry import Registry
 from kit.report.index import LAST_GOOD, PREVIOUS
-from kit.study import Study
+from kit.study import STUDIES, Study, StudyEntry
+
+
+def studies() -> Registry[StudyEntry]:
+    """Every notebook's registration (``kit.study.STUDIES``): each study package (``kit/studies/<notebook>/``)
+    registers itself when it is imported, and this imports them all."""
+    for module in pkgutil.iter_modules(kit.studies.__path__):
+        if module.ispkg:
+            importlib.import_module(f"kit.studies.{module.name}")
+    return STUDIES
 
 
 def notebooks() -> list[str]:
-    """Every notebook with a study package (``kit/studies/<notebook>/``)."""
-    return sorted(m.name for m in pkgutil.iter_modules(kit.studies.__path__) if m.ispkg)
+    """Every notebook with a study package, by name."""
+    return sorted(studies())
 
 
-def study_module(notebook: str) -> ModuleType:
-    """``kit.studies.<notebook>``: its ``Params`` and, for a notebook that trains, its ``Study``."""
-    if notebook not in notebooks():
-        raise ParameterError(f"unknown notebook '{notebook}'; notebooks: {notebooks()}")
-    return importlib.import_module(f"kit.studies.{notebook}")
+def study_entry(notebook: str) -> StudyEntry:
+    """A notebook's registration: its ``Params``, its ``Study`` (None for a notebook that trains nothing) and
+    what the index says of it; ``ParameterError`` listing the notebooks for an unknown name."""
+    try:
+        return studies()[notebook]
+    except KeyError as err:
+        raise ParameterError(err.args[0]) from None
 
 
 def study_params(notebook: str) -> type[Params]:
     """The parameter declaration of a notebook."""
-    return study_module(notebook).Params
+    return study_entry(notebook).params
 
 
 @dataclass
@@ -197,7 +208,7 @@ def _execute(run: Run, out_dir: Path) -> Path:
     html_file = out_dir / "report.html"
     if executed.exists():
         notebook = nbformat.read(executed, as_version=4)
-        notebook.metadata["title"] = f"{study_module(run.notebook).ABOUT.title}: run {run.name}"  # the page title
+        notebook.metadata["title"] = f"{study_entry(run.notebook).about.title}: run {run.name}"  # the page title
         body, _ = HTMLExporter(
             exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
         ).from_notebook_node(notebook)
@@ -222,10 +233,10 @@ def render(run: Run, reports: Path) -> tuple[Path | None, float, Exception | Non
 
 def build_study(run: Run, reports: Path) -> Study | None:
     """The run file's study, or None for a notebook that trains nothing (the explorer)."""
-    module = study_module(run.notebook)
-    if not hasattr(module, "Study"):
+    entry = study_entry(run.notebook)
+    if entry.study is None:
         return None
-    return module.Study(module.Params.from_dict(run.parameters), run.report_dir(reports))
+    return entry.study(entry.params.from_dict(run.parameters), run.report_dir(reports))
 
 
 @dataclass

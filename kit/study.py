@@ -24,6 +24,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar
 
@@ -36,6 +37,8 @@ from kit.evaluation.embeddings import Embedder
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
+from kit.registry import Registry
+from kit.report.index import StudyAbout
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
@@ -117,6 +120,21 @@ def read_result(result_file: Path) -> dict | None:
         set_aside(result_file, f"its artefacts {changed} are missing or changed")
         return None
     return result
+
+
+@dataclass(frozen=True)
+class StudyEntry:
+    """A notebook's registration in ``STUDIES``: its name, the declaration of its parameters, its ``Study`` (None
+    for a notebook that trains nothing) and what the reports index says of it."""
+
+    name: str
+    params: type[Params]
+    study: type[Study] | None
+    about: StudyAbout
+
+
+STUDIES: Registry[StudyEntry] = Registry("notebook")
+"""Every notebook by name: each study package registers itself (``STUDIES.add``) in its ``__init__``."""
 
 
 class Study(Protocol):

@@ -19,16 +19,17 @@ KIT = PROJECT_ROOT / "kit"
 ALLOWED = {
     "kit": set(),  # the package's __init__: a docstring and the version
     "kit.paths": set(),
-    "kit.data": {"kit.paths"},
-    "kit.core": {"kit.data", "kit.paths"},
+    "kit.registry": set(),  # the one registration style of augmenters, datasets, tasks and studies
+    "kit.data": {"kit.paths", "kit.registry"},
+    "kit.core": {"kit.data", "kit.paths", "kit.registry"},
     "kit.params": {"kit.core", "kit.data", "kit.evaluation"},
-    "kit.evaluation": {"kit.core", "kit.data", "kit.paths"},
+    "kit.evaluation": {"kit.core", "kit.data", "kit.paths", "kit.registry"},
     "kit.evaluate": {"kit.core", "kit.data", "kit.evaluation", "kit.paths", "kit.report"},  # the suite's command
     "kit.report": {"kit.core", "kit.params", "kit.paths"},
-    "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.report"},
+    "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.registry", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},
     # what running one run file means (its study, its trainings, its notebook's execution), below both runners
-    "kit.runner": {"kit.core", "kit.params", "kit.paths", "kit.report", "kit.study", "kit.studies"},
+    "kit.runner": {"kit.core", "kit.params", "kit.paths", "kit.registry", "kit.report", "kit.study", "kit.studies"},
     "kit.batch": {"kit.cluster", "kit.runner", "kit.core", "kit.params", "kit.paths", "kit.report"},
     "kit.cluster": {"kit.runner", "kit.core", "kit.paths"},  # kit.batch's Ray scheduler
     "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
@@ -180,3 +181,20 @@ def test_ruff_is_clean(command):
         [sys.executable, "-m", "ruff", *command, "."], cwd=PROJECT_ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_every_extension_point_is_a_registry_filled_where_things_are_declared():
+    """Augmenters, datasets, suite tasks and studies: one ``Registry`` each, every study under its package's name."""
+    from kit.core.augment import AUGMENTERS
+    from kit.data import DATASETS
+    from kit.evaluation.tasks import TASKS
+    from kit.registry import Registry
+    from kit.runner import studies
+
+    registries = (AUGMENTERS, DATASETS, TASKS, studies())
+    assert all(isinstance(r, Registry) and len(r) for r in registries)
+    assert sorted(studies()) == sorted(p.name for p in (KIT / "studies").iterdir() if (p / "__init__.py").is_file())
+    with pytest.raises(KeyError, match="unknown task 'nope'; tasks: .*biosses-all"):
+        TASKS["nope"]
+    with pytest.raises(ValueError, match="a dataset named 'biosses' is registered already"):
+        DATASETS.add(DATASETS["biosses"])

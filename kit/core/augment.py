@@ -26,7 +26,12 @@ from typing import ClassVar
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from kit.registry import Registry
+
 KEEP, DELETE, INSERT, MOVE = "keep", "delete", "insert", "move"
+
+AUGMENTERS: Registry[type[Augmenter]] = Registry("augmenter")
+"""Every augmenter class by its ``name`` (``@AUGMENTERS.add`` where it is declared)."""
 
 _STOP = "|".join(sorted(ENGLISH_STOP_WORDS, key=len, reverse=True))
 _UNIT_RE = re.compile(
@@ -126,6 +131,7 @@ class Augmenter:
         return f"{self.name} {round(self.ratio * 100)}%" + (f" ({self.language})" if self.language != "en" else "")
 
 
+@AUGMENTERS.add
 @dataclass
 class WordDeletion(Augmenter):
     """Delete round(ratio * n) distinct units (at least one is always kept)."""
@@ -140,6 +146,7 @@ class WordDeletion(Augmenter):
         return [(u, DELETE if i in gone else KEEP) for i, u in enumerate(units)]
 
 
+@AUGMENTERS.add
 @dataclass
 class RandomCrop(Augmenter):
     """Remove one contiguous span of round(ratio * n) units, or replace it by ``placeholder``.
@@ -164,6 +171,7 @@ class RandomCrop(Augmenter):
         return out
 
 
+@AUGMENTERS.add
 @dataclass
 class RandomSwap(Augmenter):
     """Swap round(ratio * n) random pairs of units; the multiset of units is unchanged."""
@@ -240,6 +248,7 @@ def _chinese_stopwords() -> tuple[str, ...]:
     )
 
 
+@AUGMENTERS.add
 @dataclass
 class StopwordInsertion(_Insertion):
     """Insert stopwords: scikit-learn's ENGLISH_STOP_WORDS, or for ``zh`` the all-Han
@@ -253,6 +262,7 @@ class StopwordInsertion(_Insertion):
         return _chinese_stopwords() if self.language == "zh" else _ENGLISH_STOPWORDS
 
 
+@AUGMENTERS.add
 @dataclass
 class PunctuationInsertion(_Insertion):
     """AEDA: insert marks from ``. ; ? : ! ,`` (Karimi et al. 2021); for ``zh`` the
@@ -269,13 +279,7 @@ _ENGLISH_STOPWORDS = tuple(sorted(ENGLISH_STOP_WORDS))
 _ENGLISH_PUNCTUATION = (".", ";", "?", ":", "!", ",")
 _CHINESE_PUNCTUATION = ("，", "。", "！", "？", "；", "：")
 
-AUGMENTERS: dict[str, type[Augmenter]] = {
-    cls.name: cls for cls in (RandomCrop, WordDeletion, RandomSwap, StopwordInsertion, PunctuationInsertion)
-}
-
 
 def make_augmenter(name: str, ratio: float = 0.1, **kwargs) -> Augmenter:
     """Build an augmenter by registry name; unknown names list the choices."""
-    if name not in AUGMENTERS:
-        raise KeyError(f"unknown augmenter '{name}'; choose one of {sorted(AUGMENTERS)}")
     return AUGMENTERS[name](ratio=ratio, **kwargs)

@@ -1,7 +1,7 @@
 """The datasets the studies read, one module per dataset: its declaration (``DatasetSpec``: source
 and commit, licence, citation, splits, metric) and its loader. ``resolver`` finds the files
 (explicit path, ``$KIT_DATA``, ``../shared/data``, the cache, the hub) and ``types`` holds what the
-loaders return. ``DATASETS`` lists every declaration."""
+loaders return. ``DATASETS`` is the registry of every declaration (``kit.registry``)."""
 
 from kit.data.biosses import BIOSSES, load_biosses
 from kit.data.chineseblue import CHINESEBLUE, ChineseBlueTask, chineseblue_corpus, load_chineseblue
@@ -11,24 +11,16 @@ from kit.data.mednli import MEDNLI, load_mednli
 from kit.data.medsts import MEDSTS, load_sts_tsv
 from kit.data.meqsum import MEQSUM, load_meqsum
 from kit.data.pubmed import PUBMED_SENTENCES, load_pubmed_sentences
-from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError, SplitNotAvailableError, resolve
+from kit.data.resolver import (
+    DATASETS,
+    DataNotFoundError,
+    DatasetSpec,
+    MalformedDataError,
+    SplitNotAvailableError,
+    resolve,
+)
 from kit.data.rqe import RQE, RQE_SPLITS, load_rqe
 from kit.data.types import EntityEntry, LabeledTexts, STSPairs, SummaryPairs
-
-DATASETS: dict[str, DatasetSpec] = {
-    spec.name: spec
-    for spec in (
-        BIOSSES,
-        PUBMED_SENTENCES,
-        *(t.spec for t in CHINESEBLUE.values()),
-        RQE,
-        MEDNLI,
-        MEQSUM,
-        HEALTHCAREMAGIC,
-        DISEASE_ONTOLOGY,
-        MEDSTS,
-    )
-}
 
 __all__ = [
     "BIOSSES",

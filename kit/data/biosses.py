@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, cache_dir, excerpt, open_text, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, MalformedDataError, cache_dir, excerpt, open_text, resolve
 from kit.data.types import STSPairs
 from kit.paths import shown
 
@@ -33,21 +33,23 @@ def _fetch_from_hub(spec: DatasetSpec) -> Path:
     return out
 
 
-BIOSSES = DatasetSpec(
-    name="biosses",
-    relpath="biosses/biosses.tsv",
-    description="BIOSSES: 100 biomedical sentence pairs, five annotator scores 0-4 and their mean; "
-    "BLURB split train 64 / dev 16 / test 20.",
-    source="gizemsogancioglu/biosses @ 381b240 : sses-frontend/Downloads/BIOSSES-Dataset.rar; cross-checked against "
-    "bigscience-workshop/biomedical @ 9133277 : bigbio/hub/hub_repos/biosses/annotation_pairs_scores.tsv",
-    licence="GPL-3.0",
-    citation="Sogancioglu, Ozturk, Ozgur (2017). BIOSSES: a semantic sentence similarity estimation "
-    "system for the biomedical domain. Bioinformatics 33(14).",
-    splits={"train": 64, "dev": 16, "test": 20},
-    metric="cosine Spearman (x100)",
-    hf_name="mteb/biosses-sts",
-    load=lambda split: load_biosses().subset(split),
-    fetch=_fetch_from_hub,
+BIOSSES = DATASETS.add(
+    DatasetSpec(
+        name="biosses",
+        relpath="biosses/biosses.tsv",
+        description="BIOSSES: 100 biomedical sentence pairs, five annotator scores 0-4 and their mean; "
+        "BLURB split train 64 / dev 16 / test 20.",
+        source="gizemsogancioglu/biosses @ 381b240 : sses-frontend/Downloads/BIOSSES-Dataset.rar; cross-checked "
+        "against bigscience-workshop/biomedical @ 9133277 : bigbio/hub/hub_repos/biosses/annotation_pairs_scores.tsv",
+        licence="GPL-3.0",
+        citation="Sogancioglu, Ozturk, Ozgur (2017). BIOSSES: a semantic sentence similarity estimation "
+        "system for the biomedical domain. Bioinformatics 33(14).",
+        splits={"train": 64, "dev": 16, "test": 20},
+        metric="cosine Spearman (x100)",
+        hf_name="mteb/biosses-sts",
+        load=lambda split: load_biosses().subset(split),
+        fetch=_fetch_from_hub,
+    )
 )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, SplitNotAvailableError, open_text, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, MalformedDataError, SplitNotAvailableError, open_text, resolve
 from kit.data.types import LabeledTexts
 from kit.paths import shown
 
@@ -44,16 +44,18 @@ def _task(
     missing_note: str = "",
     licence: str = "Apache-2.0 (repository)",
 ) -> ChineseBlueTask:
-    spec = DatasetSpec(
-        name=f"chineseblue/{name}",
-        relpath=f"chineseblue/{name}/{{split}}.txt",
-        description=description,
-        source=SOURCE,
-        licence=licence,
-        citation=CITATION,
-        splits=splits,
-        metric=metric,
-        load=lambda split: load_chineseblue(name, split),
+    spec = DATASETS.add(
+        DatasetSpec(
+            name=f"chineseblue/{name}",
+            relpath=f"chineseblue/{name}/{{split}}.txt",
+            description=description,
+            source=SOURCE,
+            licence=licence,
+            citation=CITATION,
+            splits=splits,
+            metric=metric,
+            load=lambda split: load_chineseblue(name, split),
+        )
     )
     return ChineseBlueTask(spec, columns, metric, missing_note)
 

@@ -5,20 +5,22 @@ from __future__ import annotations
 import csv
 import os
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, MalformedDataError, open_text, resolve
 from kit.data.types import EntityEntry
 
-DISEASE_ONTOLOGY = DatasetSpec(
-    name="disease_ontology",
-    relpath="disease_ontology/doid_definitions.tsv.gz",
-    description="Human Disease Ontology (release 2026-07-31): 9,962 diseases with a name, a one-sentence definition "
-    "and synonyms. Diseases only: no drugs or procedures.",
-    source="DiseaseOntology/HumanDiseaseOntology @ 9fbefd6 : src/facets.tsv.gz, DOreports/HumanDO.tsv, "
-    "src/ontology/subsets/*.obo",
-    licence="CC0 1.0",
-    citation="Schriml et al. (2022). The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1).",
-    splits={"all": 9_962},
-    load=lambda split: load_disease_ontology(),
+DISEASE_ONTOLOGY = DATASETS.add(
+    DatasetSpec(
+        name="disease_ontology",
+        relpath="disease_ontology/doid_definitions.tsv.gz",
+        description="Human Disease Ontology (release 2026-07-31): 9,962 diseases with a name, a one-sentence "
+        "definition and synonyms. Diseases only: no drugs or procedures.",
+        source="DiseaseOntology/HumanDiseaseOntology @ 9fbefd6 : src/facets.tsv.gz, DOreports/HumanDO.tsv, "
+        "src/ontology/subsets/*.obo",
+        licence="CC0 1.0",
+        citation="Schriml et al. (2022). The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1).",
+        splits={"all": 9_962},
+        load=lambda split: load_disease_ontology(),
+    )
 )
 
 

@@ -7,22 +7,24 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, read_jsonl, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, read_jsonl, resolve
 from kit.data.types import LabeledTexts
 from kit.paths import shown
 
-MEDNLI = DatasetSpec(
-    name="mednli",
-    relpath="mednli/mli_{split}_v1.jsonl",
-    description="MedNLI: clinical premise-hypothesis pairs from MIMIC-III, entailment/neutral/contradiction. "
-    "Credentialed (PhysioNet): not redistributed; pass the folder holding the official files.",
-    source="https://physionet.org/content/mednli/ (version 1.0.0)",
-    licence="PhysioNet Credentialed Health Data License 1.5.0",
-    citation="Romanov, Shivade (2018). Lessons from Natural Language Inference in the Clinical Domain. EMNLP.",
-    splits={"train": None, "dev": None, "test": None},
-    metric="accuracy",
-    credentialed=True,
-    load=lambda split: load_mednli(split),
+MEDNLI = DATASETS.add(
+    DatasetSpec(
+        name="mednli",
+        relpath="mednli/mli_{split}_v1.jsonl",
+        description="MedNLI: clinical premise-hypothesis pairs from MIMIC-III, entailment/neutral/contradiction. "
+        "Credentialed (PhysioNet): not redistributed; pass the folder holding the official files.",
+        source="https://physionet.org/content/mednli/ (version 1.0.0)",
+        licence="PhysioNet Credentialed Health Data License 1.5.0",
+        citation="Romanov, Shivade (2018). Lessons from Natural Language Inference in the Clinical Domain. EMNLP.",
+        splits={"train": None, "dev": None, "test": None},
+        metric="accuracy",
+        credentialed=True,
+        load=lambda split: load_mednli(split),
+    )
 )
 
 

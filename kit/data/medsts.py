@@ -8,24 +8,26 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DataNotFoundError, DatasetSpec, MalformedDataError, open_text
+from kit.data.resolver import DATASETS, DataNotFoundError, DatasetSpec, MalformedDataError, open_text
 from kit.data.types import STSPairs
 from kit.paths import shown
 
-MEDSTS = DatasetSpec(
-    name="medsts",
-    relpath="medsts/medsts.tsv",
-    description="MedSTS / n2c2 2019 ClinicalSTS: clinical sentence pairs scored 0-5, one "
-    "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: read "
-    "only from the explicit path of your copy, never from the data roots.",
-    source="n2c2 2019 Track 1 (https://n2c2.dbmi.hms.harvard.edu/); Mayo Clinic MedSTS",
-    licence="n2c2 / Mayo Clinic data use agreement",
-    citation="Wang et al. (2020). MedSTS: a resource for clinical semantic textual similarity. Language Resources "
-    "and Evaluation 54.",
-    splits={"test": None},
-    metric="cosine Spearman (x100)",
-    credentialed=True,
-    load=lambda split: load_sts_tsv(None),
+MEDSTS = DATASETS.add(
+    DatasetSpec(
+        name="medsts",
+        relpath="medsts/medsts.tsv",
+        description="MedSTS / n2c2 2019 ClinicalSTS: clinical sentence pairs scored 0-5, one "
+        "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: read "
+        "only from the explicit path of your copy, never from the data roots.",
+        source="n2c2 2019 Track 1 (https://n2c2.dbmi.hms.harvard.edu/); Mayo Clinic MedSTS",
+        licence="n2c2 / Mayo Clinic data use agreement",
+        citation="Wang et al. (2020). MedSTS: a resource for clinical semantic textual similarity. Language Resources "
+        "and Evaluation 54.",
+        splits={"test": None},
+        metric="cosine Spearman (x100)",
+        credentialed=True,
+        load=lambda split: load_sts_tsv(None),
+    )
 )
 
 

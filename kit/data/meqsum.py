@@ -5,21 +5,23 @@ from __future__ import annotations
 import csv
 import os
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, open_text, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, MalformedDataError, open_text, resolve
 from kit.data.types import SummaryPairs
 from kit.paths import shown
 
-MEQSUM = DatasetSpec(
-    name="meqsum",
-    relpath="meqsum/meqsum.tsv",
-    description="MeQSum: 1,000 consumer health questions (CHQ) with expert-written short questions (FAQ). "
-    "No official split: fix one with a seed and say which.",
-    source="abachaa/MeQSum @ 51e36cf : MeQSum_ACL2019_BenAbacha_Demner-Fushman.xlsx",
-    licence="CC BY 4.0",
-    citation="Ben Abacha, Demner-Fushman (2019). On the Summarization of Consumer Health Questions. ACL.",
-    splits={"all": 1_000},
-    metric="ROUGE-1/2/L F1",
-    load=lambda split: load_meqsum(),
+MEQSUM = DATASETS.add(
+    DatasetSpec(
+        name="meqsum",
+        relpath="meqsum/meqsum.tsv",
+        description="MeQSum: 1,000 consumer health questions (CHQ) with expert-written short questions (FAQ). "
+        "No official split: fix one with a seed and say which.",
+        source="abachaa/MeQSum @ 51e36cf : MeQSum_ACL2019_BenAbacha_Demner-Fushman.xlsx",
+        licence="CC BY 4.0",
+        citation="Ben Abacha, Demner-Fushman (2019). On the Summarization of Consumer Health Questions. ACL.",
+        splits={"all": 1_000},
+        metric="ROUGE-1/2/L F1",
+        load=lambda split: load_meqsum(),
+    )
 )
 
 

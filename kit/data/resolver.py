@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kit.paths import PROJECT_ROOT
+from kit.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class DatasetSpec:
     def file(self, split: str | None = None) -> str:
         """The file's path under a data root (for per-split files, of ``split``)."""
         return self.relpath.format(split=split) if "{split}" in self.relpath else self.relpath
+
+
+DATASETS: Registry[DatasetSpec] = Registry("dataset")
+"""Every dataset declaration by its name (``DATASETS.add`` where it is declared)."""
 
 
 class DataNotFoundError(FileNotFoundError):

@@ -7,23 +7,26 @@ import warnings
 
 import numpy as np
 
-from kit.data.resolver import DatasetSpec, MalformedDataError, excerpt, read_jsonl, resolve
+from kit.data.resolver import DATASETS, DatasetSpec, MalformedDataError, excerpt, read_jsonl, resolve
 from kit.data.types import LabeledTexts
 from kit.paths import shown
 
-RQE = DatasetSpec(
-    name="rqe",
-    relpath="rqe/rqe.jsonl",
-    description="Recognizing Question Entailment: does a consumer health question entail an FAQ (true/false)? "
-    "The file's train split has 8,588 pairs; the loader drops the one with an empty FAQ (pid 5860).",
-    source="abachaa/RQE_Data_AMIA2016 @ 9302fb9; abachaa/MEDIQA2019 @ ae5d382 : MEDIQA_Task2_RQE/",
-    licence="CC BY 4.0",
-    citation="Ben Abacha, Demner-Fushman (2016). Recognizing Question Entailment for Medical Question Answering. "
-    "AMIA; Ben Abacha, Shivade, Demner-Fushman (2019). Overview of the MEDIQA 2019 Shared Task.",
-    splits={"train": 8_587, "validation_amia2016_test": 302, "test_mediqa2019": 230},
-    metric="accuracy",
-    load=lambda split: load_rqe(split),
+RQE = DATASETS.add(
+    DatasetSpec(
+        name="rqe",
+        relpath="rqe/rqe.jsonl",
+        description="Recognizing Question Entailment: does a consumer health question entail an FAQ (true/false)? "
+        "The file's train split has 8,588 pairs; the loader drops the one with an empty FAQ (pid 5860).",
+        source="abachaa/RQE_Data_AMIA2016 @ 9302fb9; abachaa/MEDIQA2019 @ ae5d382 : MEDIQA_Task2_RQE/",
+        licence="CC BY 4.0",
+        citation="Ben Abacha, Demner-Fushman (2016). Recognizing Question Entailment for Medical Question Answering. "
+        "AMIA; Ben Abacha, Shivade, Demner-Fushman (2019). Overview of the MEDIQA 2019 Shared Task.",
+        splits={"train": 8_587, "validation_amia2016_test": 302, "test_mediqa2019": 230},
+        metric="accuracy",
+        load=lambda split: load_rqe(split),
+    )
 )
+
 RQE_SPLITS = tuple(RQE.splits)
 
 

@@ -14,33 +14,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from kit.data import CHINESEBLUE, RQE, load_chineseblue, load_rqe
-from kit.evaluation.bootstrap import AveragePrecision, ItemScores
-from kit.evaluation.task import Task, cosines, unique, within_ranks
+from kit.evaluation.bootstrap import AveragePrecision
+from kit.evaluation.task import TASKS, PairCosineTask
 
 
 @dataclass(frozen=True)
-class PairClassificationTask(Task):
+class PairClassificationTask(PairCosineTask):
     """``load()`` returns (texts1, texts2, labels) with boolean labels (True: a positive pair)."""
 
     type = "pair_classification"
     metrics = ("ap",)
     metric_labels = {"ap": "cosine average precision"}
 
-    @property
-    def items(self) -> int:
-        return len(self.data[2])
-
-    def texts(self) -> tuple[list[str]]:
-        first, second, _ = self.data
-        return (unique(list(first) + list(second))[0],)
-
-    def score(self, embeddings: tuple[np.ndarray]) -> dict[str, ItemScores]:
-        first, second, labels = self.data
-        _, rows = unique(list(first) + list(second))
-        (emb,) = embeddings
-        n = len(labels)
-        cos = cosines(emb[rows[:n]], emb[rows[n:]])
-        return {"ap": ItemScores("ap", within_ranks(cos), self.statistic("ap"))}
+    def pairs(self) -> tuple[list[str], list[str]]:
+        return self.data[0], self.data[1]
 
     def statistic(self, metric: str) -> AveragePrecision:
         return AveragePrecision(np.asarray(self.data[2], dtype=bool))
@@ -68,48 +55,50 @@ def _cmedqq_test_without_dev_questions():
 
 # Study 2 trains on the RQE train split only; study 1 (zh) pretrains on cMedQQ train sentences (dev and test
 # sentences removed) and selects its checkpoints on cMedQQ dev pairs.
-RQE_TEST = PairClassificationTask(
-    name="rqe-test",
-    description="RQE, MEDIQA 2019 test: does the consumer health question entail the FAQ?",
-    dataset=RQE,
-    split="test_mediqa2019 (230 pairs)",
-    positive="label 'true': the FAQ's answer answers the consumer question",
-    load=lambda: _rqe("test_mediqa2019"),
+RQE_TEST = TASKS.add(
+    PairClassificationTask(
+        name="rqe-test",
+        description="RQE, MEDIQA 2019 test: does the consumer health question entail the FAQ?",
+        dataset=RQE,
+        split="test_mediqa2019 (230 pairs)",
+        positive="label 'true': the FAQ's answer answers the consumer question",
+        load=lambda: _rqe("test_mediqa2019"),
+    )
 )
-RQE_VALIDATION = PairClassificationTask(
-    name="rqe-validation",
-    description="RQE, the AMIA 2016 test set (the kit's validation split)",
-    dataset=RQE,
-    split="validation_amia2016_test (302 pairs)",
-    positive="label 'true': the FAQ's answer answers the consumer question",
-    load=lambda: _rqe("validation_amia2016_test"),
-)
-CMEDQQ_DEV = PairClassificationTask(
-    name="cmedqq-dev",
-    description="ChineseBLUE cMedQQ dev: do the two medical questions have the same intent?",
-    dataset=CHINESEBLUE["cMedQQ"].spec,
-    split="dev (1,793 pairs)",
-    positive="label 1: same intent",
-    load=lambda: _cmedqq("dev"),
-    language="zh",
-)
-CMEDQQ_TEST = PairClassificationTask(
-    name="cmedqq-test",
-    description="ChineseBLUE cMedQQ test: do the two medical questions have the same intent?",
-    dataset=CHINESEBLUE["cMedQQ"].spec,
-    split="test (1,935 pairs)",
-    positive="label 1: same intent",
-    load=lambda: _cmedqq("test"),
-    language="zh",
-)
-CMEDQQ_TEST_UNSEEN = PairClassificationTask(
-    name="cmedqq-test-unseen",
-    description="ChineseBLUE cMedQQ test pairs whose questions do not occur in dev: same intent?",
-    dataset=CHINESEBLUE["cMedQQ"].spec,
-    split="test without the 655 pairs that share a question with dev (1,280 pairs)",
-    positive="label 1: same intent",
-    load=_cmedqq_test_without_dev_questions,
-    language="zh",
+RQE_VALIDATION = TASKS.add(
+    PairClassificationTask(
+        name="rqe-validation",
+        description="RQE, the AMIA 2016 test set (the kit's validation split)",
+        dataset=RQE,
+        split="validation_amia2016_test (302 pairs)",
+        positive="label 'true': the FAQ's answer answers the consumer question",
+        load=lambda: _rqe("validation_amia2016_test"),
+    )
 )
 
-TASKS = (RQE_TEST, RQE_VALIDATION, CMEDQQ_DEV, CMEDQQ_TEST, CMEDQQ_TEST_UNSEEN)
+
+def _cmedqq_task(name: str, description: str, split: str, load) -> PairClassificationTask:
+    return PairClassificationTask(
+        name=name,
+        description=f"ChineseBLUE cMedQQ {description}",
+        dataset=CHINESEBLUE["cMedQQ"].spec,
+        split=split,
+        positive="label 1: same intent",
+        load=load,
+        language="zh",
+    )
+
+
+SAME_INTENT = "do the two medical questions have the same intent?"
+CMEDQQ_DEV = TASKS.add(_cmedqq_task("cmedqq-dev", f"dev: {SAME_INTENT}", "dev (1,793 pairs)", lambda: _cmedqq("dev")))
+CMEDQQ_TEST = TASKS.add(
+    _cmedqq_task("cmedqq-test", f"test: {SAME_INTENT}", "test (1,935 pairs)", lambda: _cmedqq("test"))
+)
+CMEDQQ_TEST_UNSEEN = TASKS.add(
+    _cmedqq_task(
+        "cmedqq-test-unseen",
+        "test pairs whose questions do not occur in dev: same intent?",
+        "test without the 655 pairs that share a question with dev (1,280 pairs)",
+        _cmedqq_test_without_dev_questions,
+    )
+)

@@ -18,7 +18,7 @@ import numpy as np
 
 from kit.data import CHINESEBLUE, LabeledTexts, load_chineseblue
 from kit.evaluation.bootstrap import F1, ItemScores
-from kit.evaluation.task import Task, unique
+from kit.evaluation.task import TASKS, Task, unique
 
 F1_AVERAGE = {"f1": "binary", "weighted_f1": "weighted", "macro_f1": "macro"}
 F1_LABELS = {"f1": "F1", "weighted_f1": "weighted F1", "macro_f1": "macro F1"}
@@ -210,5 +210,5 @@ def chineseblue_probes(train_size: int | None = None, eval_size: int | None = No
     ]
 
 
-TASKS = tuple(chineseblue_probes(800, 400, seed=1234))
-"""The declared probes: seeded subsamples of 800 probe-train and 400 dev and test examples per task."""
+for _probe in chineseblue_probes(800, 400, seed=1234):  # the declared probes: 800 probe-train, 400 dev and test
+    TASKS.add(_probe)

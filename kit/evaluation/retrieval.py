@@ -27,7 +27,7 @@ from kit.data import (
     load_meqsum,
 )
 from kit.evaluation.bootstrap import ItemScores, Mean
-from kit.evaluation.task import Task, unique, unit
+from kit.evaluation.task import TASKS, Task, unique, unit
 
 TIE = 1e-6
 """Cosines closer than this are a tie; a tie between a relevant and an irrelevant candidate ranks the
@@ -171,44 +171,50 @@ def _ontology(query: str) -> tuple[list[str], list[str]]:
     return (definitions, names) if query == "definition" else (names, definitions)
 
 
-MEQSUM_CHQ_SUMMARY = RetrievalTask(
-    name="meqsum-chq-summary",
-    description="MeQSum: each consumer health question (CHQ) retrieves its expert-written summary among all "
-    "the summaries",
-    dataset=MEQSUM,
-    split="all 1,000 pairs (MeQSum has no official split)",
-    positive="the summary written for the question (994 distinct summaries: one shared by several questions "
-    "is relevant to each)",
-    load=lambda: _summaries(load_meqsum()),
-    seen_by=("qfcl_summarization",),
+MEQSUM_CHQ_SUMMARY = TASKS.add(
+    RetrievalTask(
+        name="meqsum-chq-summary",
+        description="MeQSum: each consumer health question (CHQ) retrieves its expert-written summary among all "
+        "the summaries",
+        dataset=MEQSUM,
+        split="all 1,000 pairs (MeQSum has no official split)",
+        positive="the summary written for the question (994 distinct summaries: one shared by several questions "
+        "is relevant to each)",
+        load=lambda: _summaries(load_meqsum()),
+        seen_by=("qfcl_summarization",),
+    )
 )
-HEALTHCAREMAGIC_CHQ_SUMMARY = RetrievalTask(
-    name="healthcaremagic-chq-summary",
-    description="HealthCareMagic public subset: each CHQ retrieves its summary among all the summaries",
-    dataset=HEALTHCAREMAGIC,
-    split="train 1,314 + valid 329 = 1,643 pairs",
-    positive="the summary written for the question (1,600 distinct summaries: templates shared by several "
-    "questions are relevant to each)",
-    load=lambda: _summaries(load_healthcaremagic("train"), load_healthcaremagic("valid")),
-    seen_by=("qfcl_summarization",),  # its HealthCareMagic runs train on the train split
+HEALTHCAREMAGIC_CHQ_SUMMARY = TASKS.add(
+    RetrievalTask(
+        name="healthcaremagic-chq-summary",
+        description="HealthCareMagic public subset: each CHQ retrieves its summary among all the summaries",
+        dataset=HEALTHCAREMAGIC,
+        split="train 1,314 + valid 329 = 1,643 pairs",
+        positive="the summary written for the question (1,600 distinct summaries: templates shared by several "
+        "questions are relevant to each)",
+        load=lambda: _summaries(load_healthcaremagic("train"), load_healthcaremagic("valid")),
+        seen_by=("qfcl_summarization",),  # its HealthCareMagic runs train on the train split
+    )
 )
-DOID_DEFINITION_NAME = RetrievalTask(
-    name="doid-definition-name",
-    description="Disease Ontology: each definition retrieves its disease's name among all 9,962 names",
-    dataset=DISEASE_ONTOLOGY,
-    split="all 9,962 diseases with a definition",
-    positive="the preferred name of the disease the definition defines (synonyms are not candidates)",
-    load=lambda: _ontology("definition"),
-    seen_by=("medse_entity_definitions",),
+DOID_DEFINITION_NAME = TASKS.add(
+    RetrievalTask(
+        name="doid-definition-name",
+        description="Disease Ontology: each definition retrieves its disease's name among all 9,962 names",
+        dataset=DISEASE_ONTOLOGY,
+        split="all 9,962 diseases with a definition",
+        positive="the preferred name of the disease the definition defines (synonyms are not candidates)",
+        load=lambda: _ontology("definition"),
+        seen_by=("medse_entity_definitions",),
+    )
 )
-DOID_NAME_DEFINITION = RetrievalTask(
-    name="doid-name-definition",
-    description="Disease Ontology: each disease name retrieves its definition among all 9,962 definitions",
-    dataset=DISEASE_ONTOLOGY,
-    split="all 9,962 diseases with a definition",
-    positive="the definition of the named disease",
-    load=lambda: _ontology("name"),
-    seen_by=("medse_entity_definitions",),
+DOID_NAME_DEFINITION = TASKS.add(
+    RetrievalTask(
+        name="doid-name-definition",
+        description="Disease Ontology: each disease name retrieves its definition among all 9,962 definitions",
+        dataset=DISEASE_ONTOLOGY,
+        split="all 9,962 diseases with a definition",
+        positive="the definition of the named disease",
+        load=lambda: _ontology("name"),
+        seen_by=("medse_entity_definitions",),
+    )
 )
-
-TASKS = (MEQSUM_CHQ_SUMMARY, HEALTHCAREMAGIC_CHQ_SUMMARY, DOID_DEFINITION_NAME, DOID_NAME_DEFINITION)

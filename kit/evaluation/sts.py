@@ -18,9 +18,9 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from kit.data import BIOSSES, STSPairs, load_biosses
-from kit.evaluation.bootstrap import ItemScores, Spearman
+from kit.evaluation.bootstrap import Spearman
 from kit.evaluation.geometry import alignment, uniformity
-from kit.evaluation.task import Task, cosines, unique, unit, within_ranks
+from kit.evaluation.task import TASKS, PairCosineTask, unit
 
 POSITIVE_THRESHOLD = 4.0
 """Gold score at or above which a BIOSSES pair counts as a positive for alignment (0-4 scale)."""
@@ -87,28 +87,15 @@ def sts_report(
 
 
 @dataclass(frozen=True)
-class STSTask(Task):
+class STSTask(PairCosineTask):
     """``load()`` returns ``STSPairs``; a pair is an item, its gold score the target."""
 
     type = "sts"
     metrics = ("spearman",)
     metric_labels = {"spearman": "cosine Spearman"}
 
-    @property
-    def items(self) -> int:
-        return len(self.data)
-
-    def texts(self) -> tuple[list[str]]:
-        pairs: STSPairs = self.data
-        return (unique(pairs.sentence1 + pairs.sentence2)[0],)
-
-    def score(self, embeddings: tuple[np.ndarray]) -> dict[str, ItemScores]:
-        pairs: STSPairs = self.data
-        _, rows = unique(pairs.sentence1 + pairs.sentence2)
-        (emb,) = embeddings
-        n = len(pairs)
-        cos = cosines(emb[rows[:n]], emb[rows[n:]])
-        return {"spearman": ItemScores("spearman", within_ranks(cos), self.statistic("spearman"))}
+    def pairs(self) -> tuple[list[str], list[str]]:
+        return self.data.sentence1, self.data.sentence2
 
     def statistic(self, metric: str) -> Spearman:
         return Spearman(np.asarray(self.data.scores, float))
@@ -117,23 +104,25 @@ class STSTask(Task):
 _POSITIVE = "no positives: every pair has a graded gold score (mean of five annotators, 0-4)"
 # Study 2 (augmented_sbert) trains its bi-encoders on BIOSSES gold pairs: the train split in its BLURB mode,
 # and in its 5-fold cross-validation every pair. Studies 1 and 4 select checkpoints on the dev split.
-BIOSSES_ALL = STSTask(
-    name="biosses-all",
-    description="BIOSSES, all 100 pairs (MTEB's BIOSSES task)",
-    dataset=BIOSSES,
-    split="all 100 pairs (train 64 + dev 16 + test 20)",
-    positive=_POSITIVE,
-    load=lambda: load_biosses(),
-    seen_by=("augmented_sbert",),
+BIOSSES_ALL = TASKS.add(
+    STSTask(
+        name="biosses-all",
+        description="BIOSSES, all 100 pairs (MTEB's BIOSSES task)",
+        dataset=BIOSSES,
+        split="all 100 pairs (train 64 + dev 16 + test 20)",
+        positive=_POSITIVE,
+        load=lambda: load_biosses(),
+        seen_by=("augmented_sbert",),
+    )
 )
-BIOSSES_TEST = STSTask(
-    name="biosses-test",
-    description="BIOSSES, the 20 pairs of the BLURB test split",
-    dataset=BIOSSES,
-    split="test (BLURB split, 20 pairs)",
-    positive=_POSITIVE,
-    load=lambda: load_biosses().subset("test"),
-    seen_by=(),  # study 2's cross-validation mode trains on these pairs; its BLURB mode does not
+BIOSSES_TEST = TASKS.add(
+    STSTask(
+        name="biosses-test",
+        description="BIOSSES, the 20 pairs of the BLURB test split",
+        dataset=BIOSSES,
+        split="test (BLURB split, 20 pairs)",
+        positive=_POSITIVE,
+        load=lambda: load_biosses().subset("test"),
+        seen_by=(),  # study 2's cross-validation mode trains on these pairs; its BLURB mode does not
+    )
 )
-
-TASKS = (BIOSSES_ALL, BIOSSES_TEST)

@@ -21,6 +21,7 @@ from scipy import stats
 
 from kit.data import DatasetSpec
 from kit.evaluation.bootstrap import ItemScores, Statistic
+from kit.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,40 @@ class Task:
             "seen_by": list(self.seen_by),
             "language": self.language,
         }
+
+
+@dataclass(frozen=True)
+class PairCosineTask(Task):
+    """A task whose items are text pairs, each scored by the cosine of its two texts' embeddings: STS and pair
+    classification. A type says what its pairs are (``pairs``) and how the cosines make its metric
+    (``statistic``); the outputs are the cosines as ranks within the model's items (``within_ranks``), which
+    both metrics read (``kit.evaluation.bootstrap``)."""
+
+    def pairs(self) -> tuple[list[str], list[str]]:
+        """The first and the second texts of every pair, in item order."""
+        raise NotImplementedError
+
+    @property
+    def items(self) -> int:
+        return len(self.pairs()[0])
+
+    def texts(self) -> tuple[list[str]]:
+        first, second = self.pairs()
+        return (unique(list(first) + list(second))[0],)
+
+    def score(self, embeddings: tuple[np.ndarray]) -> dict[str, ItemScores]:
+        first, second = self.pairs()
+        _, rows = unique(list(first) + list(second))
+        (emb,) = embeddings
+        cos = cosines(emb[rows[: len(first)]], emb[rows[len(first) :]])
+        return {self.main_metric: ItemScores(self.main_metric, within_ranks(cos), self.statistic(self.main_metric))}
+
+
+TYPES = ("sts", "retrieval", "pair_classification", "probe")
+"""The task types, in suite order."""
+TASKS: Registry[Task] = Registry("task", order=lambda task: TYPES.index(task.type))
+"""Every declared suite task by its name (``TASKS.add`` where it is declared, in its type's module), in suite
+order: type by type, each type's tasks in its module's order, whatever order the modules were imported in."""
 
 
 def unit(x: np.ndarray, dtype: type | None = np.float32) -> np.ndarray:

@@ -1,20 +1,18 @@
-"""The evaluation suite: every declared task by name, and the groups the command line accepts."""
+"""The evaluation suite: every declared task (the ``TASKS`` registry, filled by the task types' modules, in
+suite order) and the groups the command line accepts."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kit.evaluation import pair_classification, probes, retrieval, sts
-from kit.evaluation.task import Task
+from kit.evaluation import pair_classification, probes, retrieval, sts  # noqa: F401  (importing registers their tasks)
+from kit.evaluation.task import TASKS, TYPES, Task
 
-TASKS: dict[str, Task] = {t.name: t for t in (*sts.TASKS, *retrieval.TASKS, *pair_classification.TASKS, *probes.TASKS)}
-
-TYPES = ("sts", "retrieval", "pair_classification", "probe")
 GROUPS: dict[str, tuple[str, ...]] = {
     "all": tuple(TASKS),
-    "en": tuple(name for name, t in TASKS.items() if t.language == "en"),
-    "zh": tuple(name for name, t in TASKS.items() if t.language == "zh"),
-    **{kind: tuple(name for name, t in TASKS.items() if t.type == kind) for kind in TYPES},
+    "en": tuple(name for name in TASKS if TASKS[name].language == "en"),
+    "zh": tuple(name for name in TASKS if TASKS[name].language == "zh"),
+    **{kind: tuple(name for name in TASKS if TASKS[name].type == kind) for kind in TYPES},
 }
 
 

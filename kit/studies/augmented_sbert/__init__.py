@@ -9,6 +9,7 @@ run uses, the verdict) and its record."""
 from kit.report.index import StudyAbout
 from kit.studies.augmented_sbert.params import AugSBERTParams as Params
 from kit.studies.augmented_sbert.study import Study
+from kit.study import STUDIES, StudyEntry
 
 ABOUT = StudyAbout(
     "Study 2: Augmented SBERT",
@@ -16,5 +17,6 @@ ABOUT = StudyAbout(
     "bi-encoder trained on the gold pairs alone?",
     "scores",
 )
+STUDIES.add(StudyEntry("augmented_sbert", Params, Study, ABOUT))
 
 __all__ = ["ABOUT", "Params", "Study"]

@@ -4,11 +4,13 @@ trains nothing, so it has ``Params`` and no ``Study``."""
 
 from kit.report.index import StudyAbout
 from kit.studies.explore_augmentations.params import ExploreParams as Params
+from kit.study import STUDIES, StudyEntry
 
 ABOUT = StudyAbout(
     "The augmentation explorer",
     "What does each augmentation do to a sentence, at a given ratio and seed?",
     None,
 )
+STUDIES.add(StudyEntry("explore_augmentations", Params, None, ABOUT))
 
 __all__ = ["ABOUT", "Params"]

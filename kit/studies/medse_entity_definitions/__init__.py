@@ -9,6 +9,7 @@ run uses, the verdict) and its record."""
 from kit.report.index import StudyAbout
 from kit.studies.medse_entity_definitions.params import MedSEParams as Params
 from kit.studies.medse_entity_definitions.study import Study
+from kit.study import STUDIES, StudyEntry
 
 ABOUT = StudyAbout(
     "Study 4: MED-SE entity-definition contrastive learning",
@@ -16,5 +17,6 @@ ABOUT = StudyAbout(
     "embeddings over SimCSE and the unsupervised baselines?",
     "alignment_uniformity",
 )
+STUDIES.add(StudyEntry("medse_entity_definitions", Params, Study, ABOUT))
 
 __all__ = ["ABOUT", "Params", "Study"]

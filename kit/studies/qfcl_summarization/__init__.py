@@ -10,6 +10,7 @@ test split as ROUGE tasks for the paired comparisons are scoring, in ``kit.evalu
 from kit.report.index import StudyAbout
 from kit.studies.qfcl_summarization.params import QFCLParams as Params
 from kit.studies.qfcl_summarization.study import Study
+from kit.study import STUDIES, StudyEntry
 
 ABOUT = StudyAbout(
     "Study 3: QFCL question summarization",
@@ -17,5 +18,6 @@ ABOUT = StudyAbout(
     "medical question summaries over plain fine-tuning?",
     "similarity_curves",
 )
+STUDIES.add(StudyEntry("qfcl_summarization", Params, Study, ABOUT))
 
 __all__ = ["ABOUT", "Params", "Study"]

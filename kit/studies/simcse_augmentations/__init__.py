@@ -8,6 +8,7 @@ report's tables, ``report`` writes its prose (what the run uses, the verdicts) a
 from kit.report.index import StudyAbout
 from kit.studies.simcse_augmentations.params import SimCSEParams as Params
 from kit.studies.simcse_augmentations.study import Study
+from kit.study import STUDIES, StudyEntry
 
 ABOUT = StudyAbout(
     "Study 1: SimCSE with text augmentations and MixCSE",
@@ -15,5 +16,6 @@ ABOUT = StudyAbout(
     "sentence embeddings than SimCSE's dropout views?",
     "training_curves",
 )
+STUDIES.add(StudyEntry("simcse_augmentations", Params, Study, ABOUT))
 
 __all__ = ["ABOUT", "Params", "Study"]
