@@ -25,12 +25,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
 from kit.data.resolver import cache_dir
+
+if TYPE_CHECKING:
+    from kit.core.models import ModelSource
 
 CACHE_VERSION = 1  # bump when the way vectors are computed changes, to leave old files unread
 PRECISIONS = ("fp32", "bf16")
@@ -89,15 +93,16 @@ def _sentence_transformers_modules(path: str) -> list[dict] | None:
     return json.loads(file.read_text(encoding="utf-8"))
 
 
-def model_pooler(name: str) -> str | None:
-    """The pooler a model declares: a sentence-transformers folder's pooling (``mean``, or ``cls_before_pooler``
-    for [CLS] without a head); ``mean`` for a plain transformers model; None when only sentence-transformers
-    can reproduce its vectors (modules beyond Transformer, Pooling and Normalize, or another pooling)."""
-    from kit.core.models import RANDOM_MODELS, resolve_model
+def model_pooler(source: ModelSource) -> str | None:
+    """The pooler a model (``kit.core.models.resolve_model``'s source) declares: a sentence-transformers folder's
+    pooling (``mean``, or ``cls_before_pooler`` for [CLS] without a head); ``mean`` for a plain transformers model;
+    None when only sentence-transformers can reproduce its vectors (modules beyond Transformer, Pooling and
+    Normalize, or another pooling)."""
+    from kit.core.models import RANDOM_MODELS
 
-    if name in RANDOM_MODELS:
+    if source.name in RANDOM_MODELS:
         return "mean"
-    path = resolve_model(name).path
+    path = source.path
     modules = _sentence_transformers_modules(path)
     if modules is None:
         return "mean"
@@ -197,17 +202,18 @@ class Embedder:
 
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-        chosen = model_pooler(name) if pooler == "auto" else pooler
+        source = resolve_model(name)  # the name resolved once: its folder (or hub name) and what it is
+        chosen = model_pooler(source) if pooler == "auto" else pooler
         torch_device = resolve_device(device)
 
         def load():
             if chosen is None:
-                return _SentenceTransformer(resolve_model(name).path, torch_device)
+                return _SentenceTransformer(source.path, torch_device)
             return Encoder.from_pretrained(name, chosen).to(torch_device)
 
         about = {
             "name": name,
-            "description": resolve_model(name).description,
+            "description": source.description,
             "pooler": chosen or "sentence-transformers modules",
             "max_length": max_length,
             "precision": precision,

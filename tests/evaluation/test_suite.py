@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from kit.core.models import resolve_model
 from kit.evaluation.embeddings import Embedder, EmbeddingCache, model_pooler, token_batches
 from kit.evaluation.sts import STSEmbeddings
 from kit.evaluation.suite import evaluate
@@ -27,7 +28,7 @@ def test_minilm_on_all_biosses_pairs_is_within_0_01_of_mtebs_0_8164(minilm_bioss
     cached = SimpleNamespace(encode=lambda texts, **_: embedder(texts))
     reference = STSEmbeddings.compute(cached, biosses).spearman("all")
     assert estimate.value == pytest.approx(reference, abs=1e-6)
-    assert embedder.about["pooler"] == "mean" and model_pooler("minilm") == "mean"
+    assert embedder.about["pooler"] == "mean" and model_pooler(resolve_model("minilm")) == "mean"
 
 
 def test_a_second_scoring_reads_the_cache_and_never_loads_the_model(minilm_biosses):
@@ -109,6 +110,6 @@ def test_a_sentence_transformers_folder_is_scored_with_its_own_vectors(tmp_path,
     texts = ["IL-6 rose.", "Kras G12D-induced lung cancer", "p < 0.05"]
     encoder = Encoder.from_pretrained("tiny-random-bert", pooler, seed=3)
     folder = str(encoder.save(tmp_path / "model"))
-    assert model_pooler(folder) == declared
+    assert model_pooler(resolve_model(str(folder))) == declared
     embedder = Embedder.from_name(folder, cache=EmbeddingCache(tmp_path / "cache"))
     np.testing.assert_allclose(embedder(texts), encoder.encode(texts), atol=1e-5)

@@ -1,0 +1,120 @@
+"""What ``python -m kit.evaluate`` writes: the console's text table and the self-contained HTML page.
+
+The page holds the suite table (every model against the first, with intervals), every metric, the models
+and the task declarations; plain HTML, no scripts, links relative to the page (``evaluation.json`` beside it).
+"""
+
+from __future__ import annotations
+
+import html
+
+from kit.evaluation.suite import SuiteResult
+
+NUMERIC = ("items", "score", "p", "detectable")
+
+
+def text_table(rows: list[dict]) -> str:
+    """Rows as aligned text columns (numbers right-aligned, text left-aligned)."""
+    if not rows:
+        return ""
+    columns = list(rows[0])
+    cells = [[str(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+
+    def line(values):
+        return "  ".join(
+            v.rjust(w) if c in NUMERIC or c.startswith("vs ") else v.ljust(w)
+            for c, v, w in zip(columns, values, widths)
+        ).rstrip()
+
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def all_metric_rows(result: SuiteResult, scale: float = 100.0, digits: int = 2) -> list[dict]:
+    """One row per (task, metric, model): every metric with its interval, and the difference to the baseline."""
+    rows = []
+    for r in result.tasks:
+        for metric in r.task.metrics:
+            for model in result.models:
+                row = {
+                    "task": r.task.name,
+                    "metric": r.task.metric_labels[metric],
+                    "model": model,
+                    "score": f"{r.estimates[model][metric].scaled(scale):.{digits}f}",
+                    f"vs {result.baseline}": "baseline",
+                }
+                if model in r.comparisons:
+                    c = r.comparisons[model][metric].scaled(scale)
+                    row[f"vs {result.baseline}"] = f"{c:.{digits}f}" + (" *" if c.excludes_zero else "")
+                rows.append(row)
+    return rows
+
+
+def html_table(rows: list[dict]) -> str:
+    if not rows:
+        return "<p>(no rows)</p>"
+    columns = list(rows[0])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+
+    def cell(column, value):
+        numeric = column in NUMERIC or column.startswith("vs ")
+        return f'<td class="{"num" if numeric else "text"}">{html.escape(str(value))}</td>'
+
+    body = "".join("<tr>" + "".join(cell(c, r[c]) for c in columns) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def title(models: list[str]) -> str:
+    return f"kit.evaluate: {models[0]} (baseline)" + "".join(f" vs {m}" for m in models[1:])
+
+
+def render_html(result: SuiteResult, about: list[dict]) -> str:
+    """The report page: the suite table, every metric, the models and the task declarations. Plain HTML,
+    no scripts, links relative to the page (evaluation.json beside it)."""
+    conf = f"{result.confidence:.0%}"
+    method = (
+        f"Scores x100 with {conf} percentile bootstrap intervals ({result.resamples:,} resamples of the task's "
+        f"items, seed {result.seed}). Every model after the first is compared with the first, "
+        f"{html.escape(result.baseline)}: the paired difference (both models scored on the same item draws) "
+        f"with its {conf} interval, marked * when the interval excludes zero; p is a two-sided paired "
+        f"permutation test ({result.permutations:,} permutations, swapping the two models' outputs item by "
+        "item); detectable is the smallest true difference this comparison would detect with 80% power at "
+        "alpha 0.05 (2.80 x the bootstrap standard error of the difference)."
+    )
+    models = "".join(
+        f"<li><b>{html.escape(a['name'])}</b>: {html.escape(a.get('description', ''))}; pooler "
+        f"{html.escape(str(a.get('pooler', '')))}, max length {a.get('max_length', '')}, "
+        f"{html.escape(str(a.get('precision', '')))}</li>"
+        for a in about
+    )
+    declarations = [
+        {
+            "task": r.task.name,
+            "type": r.task.type,
+            "data": r.task.dataset.name,
+            "split": r.task.split,
+            "items": r.task.items,
+            "metric": r.task.metric_labels[r.task.main_metric],
+            "positive": r.task.positive,
+            "seen by": ", ".join(r.task.seen_by) or "-",
+            "source": r.task.dataset.source,
+        }
+        for r in result.tasks
+    ]
+    style = (
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:90em}"
+        "table{border-collapse:collapse;margin:1em 0}th,td{padding:3px 10px;border-bottom:1px solid #ddd;"
+        "vertical-align:top}th{text-align:left}td.text{text-align:left}td.num{text-align:right;"
+        "white-space:nowrap;font-variant-numeric:tabular-nums}"
+    )
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title(result.models))}'
+        f"</title><style>{style}</style></head><body>\n<h1>{html.escape(title(result.models))}</h1>\n"
+        f"<p>{method}</p>\n{html_table(result.rows())}\n"
+        f"<p>* the paired {conf} interval of the difference excludes zero. A task is 'seen by' the studies "
+        "that train on its data: report it apart for them.</p>\n"
+        f"<h2>Every metric</h2>\n{html_table(all_metric_rows(result))}\n"
+        f"<h2>Models</h2>\n<ul>{models}</ul>\n<h2>Tasks</h2>\n{html_table(declarations)}\n"
+        f'<p>Every number, the settings and the versions: <a href="evaluation.json">evaluation.json</a>. '
+        f"Suite time {result.seconds:.0f} s.</p>\n</body></html>\n"
+    )
