@@ -164,7 +164,7 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
     # BLURB 2 seeds + 2 folds x 1 k-fold seed + RQE 2 seeds, four scores each; the starting model on 3 STS splits
     assert len(per_run) == (2 + 2 + 2) * 4 + 3
     assert all(-100 <= r["score"] <= 100 for r in per_run)
-    sizes = {r["task"]: r for r in record["tables"]["silver-set sizes"]}
+    sizes = {r["benchmark"]: r for r in record["tables"]["silver-set sizes"]}
     blurb = sizes["BIOSSES (BLURB test, 20 pairs)"]
     assert blurb["gold"] == 64 and blurb["semantic"] == 2 * blurb["pool"] == blurb["random"]
     saved = sorted(p.name for p in (run / "models" / "biosses_blurb").iterdir())

@@ -4,7 +4,7 @@ and commit, licence, citation, splits, metric) and its loader. ``resolver`` find
 loaders return. ``DATASETS`` is the registry of every declaration (``kit.registry``)."""
 
 from kit.data.biosses import BIOSSES, load_biosses
-from kit.data.chineseblue import CHINESEBLUE, ChineseBlueTask, chineseblue_corpus, load_chineseblue
+from kit.data.chineseblue import CHINESEBLUE, ChineseBlueDataset, chineseblue_corpus, load_chineseblue
 from kit.data.disease_ontology import DISEASE_ONTOLOGY, load_disease_ontology
 from kit.data.healthcaremagic import HEALTHCAREMAGIC, load_healthcaremagic
 from kit.data.mednli import MEDNLI, load_mednli
@@ -34,7 +34,7 @@ __all__ = [
     "PUBMED_SENTENCES",
     "RQE",
     "RQE_SPLITS",
-    "ChineseBlueTask",
+    "ChineseBlueDataset",
     "DataNotFoundError",
     "DatasetSpec",
     "EntityEntry",

@@ -17,9 +17,10 @@ CITATION = "Zhang et al. (2020). Conceptualized Representation Learning for Chin
 
 
 @dataclass(frozen=True)
-class ChineseBlueTask:
-    """A ChineseBLUE task: its declaration, its text columns, the metric the first seed paper reports
-    for it (``f1``, ``weighted_f1`` or ``macro_f1``) and what is missing from the public release."""
+class ChineseBlueDataset:
+    """One ChineseBLUE dataset (what the benchmark calls a task): its declaration, its text columns, the metric
+    the first seed paper reports for it (``f1``, ``weighted_f1`` or ``macro_f1``) and what is missing from the
+    public release."""
 
     spec: DatasetSpec
     text_columns: tuple[str, ...]
@@ -43,7 +44,7 @@ def _task(
     description: str,
     missing_note: str = "",
     licence: str = "Apache-2.0 (repository)",
-) -> ChineseBlueTask:
+) -> ChineseBlueDataset:
     spec = DATASETS.add(
         DatasetSpec(
             name=f"chineseblue/{name}",
@@ -57,7 +58,7 @@ def _task(
             load=lambda split: load_chineseblue(name, split),
         )
     )
-    return ChineseBlueTask(spec, columns, metric, missing_note)
+    return ChineseBlueDataset(spec, columns, metric, missing_note)
 
 
 CHINESEBLUE = {

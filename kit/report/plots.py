@@ -133,14 +133,14 @@ def embedding_map(embeddings: dict[str, np.ndarray], source: list[str], seed: in
 
 
 def silver_label_distributions(labels: pd.DataFrame, titles: dict[str, str]) -> plt.Figure:
-    """One panel per task: the label distribution of the gold training pairs and of each silver
+    """One panel per benchmark: the label distribution of the gold training pairs and of each silver
     set (STS: density of scores in [0, 1]; NLI: share of each class). ``labels`` is
-    ``Study.silver_labels()``; ``titles`` maps task names to panel titles."""
-    tasks = list(dict.fromkeys(labels.task))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4), squeeze=False)
-    for ax, task in zip(axes[0], tasks):
-        d = labels[labels.task == task]
-        scores = pd.to_numeric(d.label, errors="coerce")  # STS and NLI tasks share one (object) column
+    ``Study.silver_labels()``; ``titles`` maps benchmark names to panel titles."""
+    benchmarks = list(dict.fromkeys(labels.benchmark))
+    fig, axes = plt.subplots(1, len(benchmarks), figsize=(5.5 * len(benchmarks), 4), squeeze=False)
+    for ax, benchmark in zip(axes[0], benchmarks):
+        d = labels[labels.benchmark == benchmark]
+        scores = pd.to_numeric(d.label, errors="coerce")  # STS and NLI benchmarks share one (object) column
         if scores.notna().all():
             d = d.assign(label=scores)
             sns.histplot(
@@ -159,25 +159,25 @@ def silver_label_distributions(labels: pd.DataFrame, titles: dict[str, str]) -> 
             share = d.groupby("set", sort=False).label.value_counts(normalize=True).rename("share").reset_index()
             sns.barplot(share, x="label", y="share", hue="set", ax=ax)
             ax.set_xlabel("class")
-        ax.set_title(titles.get(task, task))
+        ax.set_title(titles.get(benchmark, benchmark))
     fig.suptitle("labels of the gold training pairs and of the cross-encoder-labelled silver sets")
     fig.tight_layout()
     return fig
 
 
 def condition_scores(results: pd.DataFrame, titles: dict[str, str], reference: str | None = None) -> plt.Figure:
-    """One panel per task: each run's score per training condition (points) with the mean (bar);
+    """One panel per benchmark: each run's score per training condition (points) with the mean (bar);
     ``reference`` names a condition drawn as a dashed line instead (the untrained starting model)."""
-    tasks = list(dict.fromkeys(results.task))
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5.5 * len(tasks), 4.2), squeeze=False)
-    for ax, task in zip(axes[0], tasks):
-        d = results[results.task == task]
+    benchmarks = list(dict.fromkeys(results.benchmark))
+    fig, axes = plt.subplots(1, len(benchmarks), figsize=(5.5 * len(benchmarks), 4.2), squeeze=False)
+    for ax, benchmark in zip(axes[0], benchmarks):
+        d = results[results.benchmark == benchmark]
         runs = d[d.condition != reference]
         sns.barplot(runs, x="condition", y="score", errorbar=None, alpha=0.35, ax=ax)
         sns.stripplot(runs, x="condition", y="score", hue="seed", dodge=False, size=6, ax=ax, legend=ax is axes[0][0])
         if reference is not None and (d.condition == reference).any():
             ax.axhline(d[d.condition == reference].score.mean(), ls="--", color="grey", label=reference)
-        ax.set_title(titles.get(task, task))
+        ax.set_title(titles.get(benchmark, benchmark))
         ax.set_xlabel("")
         ax.tick_params(axis="x", rotation=20)
     fig.tight_layout()

@@ -15,14 +15,14 @@ from kit.core.models import Encoder, model_fingerprint
 from kit.studies.augmented_sbert import Params as AugSBERTParams
 from kit.studies.augmented_sbert import Study as AugSBERTStudy
 from kit.studies.simcse_augmentations import Params, Study
-from kit.studies.simcse_augmentations.params import METHODS
+from kit.studies.simcse_augmentations.params import ROWS
 
 BASE = {"model": "tiny-random-bert", "corpus_size": 64, "map_sentences": 8, "batch_size": 8, "steps": 2}
 
 
 def simcse_folder(tmp_path, **changes) -> str:
     study = Study(Params.from_dict({**BASE, **changes}), tmp_path / "report")
-    return study._run_dir(METHODS["simcse"], 0, 100.0).name
+    return study._run_dir(ROWS["simcse"], 0, 100.0).name
 
 
 def test_changed_biosses_content_at_the_same_path_gives_a_new_run(tmp_path, biosses):
@@ -64,7 +64,7 @@ def test_the_silver_pool_and_split_data_enter_augmented_sbert_runs(tmp_path, bio
     shutil.copy(biosses.source, copy)
 
     def folder(**changes):
-        params = AugSBERTParams.from_dict({"model": "tiny-random-bert", "tasks": ["biosses_blurb"], **changes})
+        params = AugSBERTParams.from_dict({"model": "tiny-random-bert", "benchmarks": ["biosses_blurb"], **changes})
         return AugSBERTStudy(params, tmp_path / "report")._run_dir("biosses_blurb", 0, 0).name
 
     before = folder(biosses_path=str(copy))

@@ -2,7 +2,7 @@
 trained on gold pairs labels silver pairs drawn by random and semantic-search sampling; bi-encoders are
 trained on gold and on gold + silver.
 
-``method`` holds the samplers and the cross-/bi-encoder training, ``params`` the tasks and
+``method`` holds the samplers and the cross-/bi-encoder training, ``params`` the benchmarks and
 parameters, ``study`` the splits, cached comparisons and tables, ``report`` the report's prose (what the
 run uses, the verdict) and its record."""
 

@@ -1,4 +1,5 @@
-"""Study 2's tasks (``TASKS``) and parameters (``AugSBERTParams``)."""
+"""Study 2's benchmarks (``BENCHMARKS``: the paper's tasks, a dataset with its train/test protocol) and
+parameters (``AugSBERTParams``)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,20 @@ from kit.studies.augmented_sbert.method import FitConfig, FitSettings
 
 
 @dataclass(frozen=True)
-class Task:
+class Benchmark:
     name: str
     title: str  # the column header of the results table
     kind: Literal["sts", "nli"]
     metric: str
     classes: tuple[str, ...] = ()
-    short: str = ""  # names the task in the evaluation suite's rows: "gold (BIOSSES BLURB)"
+    short: str = ""  # names the benchmark in the evaluation suite's rows: "gold (BIOSSES BLURB)"
     suite_task: str | None = None  # the evaluation-suite task on the same test pairs (the headline comparison's)
 
 
-TASKS = {
+BENCHMARKS = {
     t.name: t
     for t in [
-        Task(
+        Benchmark(
             "biosses_blurb",
             "BIOSSES (BLURB test, 20 pairs)",
             "sts",
@@ -41,27 +42,31 @@ TASKS = {
             short="BIOSSES BLURB",
             suite_task="biosses-test",
         ),
-        Task(
+        Benchmark(
             "biosses_kfold", "BIOSSES (k-fold CV, all 100 pairs)", "sts", "cosine Spearman x100", short="BIOSSES k-fold"
         ),
-        Task(
+        Benchmark(
             "rqe", "RQE (MedNLI stand-in)", "nli", "accuracy %", ("false", "true"), short="RQE", suite_task="rqe-test"
         ),
-        Task("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral"), short="MedNLI"),
+        Benchmark("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral"), short="MedNLI"),
     ]
 }
 
 
 @dataclass
 class _AugSBERTData(Params):
-    """What study 2 compares: the model, the tasks, their seeds and folds, and how silver pairs are sampled."""
+    """What study 2 compares: the model, the benchmarks, their seeds and folds, and how silver pairs are sampled."""
 
     model: str = model_param(what="cross- and bi-encoder start")
-    tasks: list[str] = param(
-        ["biosses_blurb"], "tasks (columns of the results table)", choices=TASKS, nonempty=True, unique=True
+    benchmarks: list[str] = param(
+        ["biosses_blurb"],
+        "benchmarks: datasets with their train/test protocol (columns of the results table)",
+        choices=BENCHMARKS,
+        nonempty=True,
+        unique=True,
     )
     seeds: list[int] = param(
-        [0, 1], "training seeds of every task but biosses_kfold", min=0, nonempty=True, unique=True
+        [0, 1], "training seeds of every benchmark but biosses_kfold", min=0, nonempty=True, unique=True
     )
     kfold_seeds: list[int] = param(
         [0], "training seeds of biosses_kfold (each over every fold)", min=0, nonempty=True, unique=True
@@ -71,7 +76,7 @@ class _AugSBERTData(Params):
         1234, "seed of the biosses_kfold folds (the same for every training seed) and of the pool_pubmed sample", min=0
     )
     top_k: int = param(1, "semantic sampling: new nearest neighbours per pool sentence (the paper: 5)", min=1)
-    pool_pubmed: int = param(0, "STS tasks: seeded PubMed sentences added to the silver pool", min=0)
+    pool_pubmed: int = param(0, "STS benchmarks: seeded PubMed sentences added to the silver pool", min=0)
 
 
 @dataclass
@@ -82,13 +87,13 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     cross_epochs: int = param(10, "cross-encoder epochs on the gold pairs", min=1)
     cross_lr: float = param(1e-4, "cross-encoder learning rate", gt=0)
-    nli_train_size: int | None = param(100, "NLI tasks: gold training pairs (seeded sample); None: all", min=1)
+    nli_train_size: int | None = param(100, "NLI benchmarks: gold training pairs (seeded sample); None: all", min=1)
     nli_seed: int = param(1234, "seed of the NLI training sample", min=0)
     examples: int = param(5, "silver pairs shown per sampling", min=0)
     save_models: list[str] = param(
         ["biosses_blurb"],
-        "tasks whose first bi-encoders are saved in sentence-transformers format",
-        choices=TASKS,
+        "benchmarks whose first bi-encoders are saved in sentence-transformers format",
+        choices=BENCHMARKS,
         unique=True,
     )
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
@@ -109,5 +114,5 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
     def cross_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed, epochs=self.cross_epochs, lr=self.cross_lr)
 
-    def seeds_for(self, task: str) -> list[int]:
-        return self.kfold_seeds if task == "biosses_kfold" else self.seeds
+    def seeds_for(self, benchmark: str) -> list[int]:
+        return self.kfold_seeds if benchmark == "biosses_kfold" else self.seeds

@@ -11,7 +11,7 @@ from kit.report.record import RunRecord
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
 )
-from kit.studies.augmented_sbert.params import TASKS
+from kit.studies.augmented_sbert.params import BENCHMARKS
 from kit.studies.augmented_sbert.study import STARTING, Study, SuiteReport, suite_row
 
 
@@ -31,11 +31,11 @@ def describe(study: Study) -> str:
             "a model trained for bi-encoding."
         )
     lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
-    for t in p.tasks:
-        lines.append(f"- **{TASKS[t].title}** ({TASKS[t].metric}): " + _task_note(study, t))
+    for t in p.benchmarks:
+        lines.append(f"- **{BENCHMARKS[t].title}** ({BENCHMARKS[t].metric}): " + _benchmark_note(study, t))
     lines.append(
         f"\n**Silver sampling**: the pool is the set of sentences of the split's training pairs"
-        f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS tasks)' if p.pool_pubmed else ''}. Semantic: each pool "
+        f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS benchmarks)' if p.pool_pubmed else ''}. Semantic: each pool "
         f"sentence's top-{p.top_k} new neighbours under the gold-trained bi-encoder (sentence-transformers "
         "`semantic_search`); random: as many uniformly drawn new pairs. Both never hold a self-pair, a gold pair "
         "(either order) or a duplicate.\n\n"
@@ -46,23 +46,23 @@ def describe(study: Study) -> str:
         f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
         "(NLI). "
         f"No checkpoint selection: every model is read after its last epoch. Seeds {p.seeds}"
-        + (f"; k-fold seeds {p.kfold_seeds}." if "biosses_kfold" in p.tasks else ".")
+        + (f"; k-fold seeds {p.kfold_seeds}." if "biosses_kfold" in p.benchmarks else ".")
     )
     return "\n".join(lines)
 
 
-def _task_note(study: Study, task: str) -> str:
+def _benchmark_note(study: Study, benchmark: str) -> str:
     p = study.p
-    if task == "biosses_blurb":
+    if benchmark == "biosses_blurb":
         return "train on the 64 BLURB train pairs, score the 20 test pairs (the 16 dev pairs are unused)."
-    if task == "biosses_kfold":
+    if benchmark == "biosses_kfold":
         return (
             f"{p.folds}-fold cross-validation over all 100 pairs (folds fixed by seed {p.fold_seed}); each "
             f"fold trains on {100 - 100 // p.folds} pairs and scores the held-out ones; the cell pools every "
             "(fold, seed) score."
         )
     size = "all" if p.nli_train_size is None else f"{p.nli_train_size:,} (seeded sample, seed {p.nli_seed}) of the"
-    if task == "rqe":
+    if benchmark == "rqe":
         return (
             f"{size} RQE training pairs (consumer question vs FAQ, true/false), scored on the 230 MEDIQA 2019 "
             "test pairs. **Stand-in for MedNLI**, which is credentialed and not available here; its numbers "
@@ -72,13 +72,13 @@ def _task_note(study: Study, task: str) -> str:
 
 
 def verdict(study: Study, results: pd.DataFrame) -> str:
-    """Per task, computed from the results (Markdown): the conditions' means, each silver set minus gold
+    """Per benchmark, computed from the results (Markdown): the conditions' means, each silver set minus gold
     as the mean of paired differences over the same (split, seed) runs, and the labeller's score.
     Whether a silver set differs from gold beyond the noise is the suite's to say, with its intervals
     (``suite_report``)."""
     lines = []
-    for task in study.p.tasks:
-        r = results[results.task == task]
+    for benchmark in study.p.benchmarks:
+        r = results[results.benchmark == benchmark]
         wide = r[r.seed.notna()].pivot_table(index=["split", "seed"], columns="condition", values="score")
         mean = r.groupby("condition").score.mean()
         start = f"starting model {mean[STARTING]:.2f}, " if STARTING in mean else ""
@@ -88,9 +88,11 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
             spread = f" (std {d.std(ddof=1):.2f})" if len(d) > 1 else ""
             parts.append(f"{c.removeprefix('gold + ')} {d.mean():+.2f}{spread}")
         ce = mean["cross-encoder"]
-        if TASKS[task].kind == "nli":
+        if BENCHMARKS[benchmark].kind == "nli":
             majority = (
-                100 * np.bincount(study.splits(task)[0].test_labels).max() / len(study.splits(task)[0].test_labels)
+                100
+                * np.bincount(study.splits(benchmark)[0].test_labels).max()
+                / len(study.splits(benchmark)[0].test_labels)
             )
             if abs(mean["gold"] - majority) < 2:
                 parts.append(
@@ -98,7 +100,7 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
                     "learned at this budget, so this column cannot show an effect of silver data**"
                 )
         lines.append(
-            f"- **{TASKS[task].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, mean of "
+            f"- **{BENCHMARKS[benchmark].title}**: {start}gold {mean['gold']:.2f}. Silver minus gold, mean of "
             f"{len(wide)} paired run(s): "
             + "; ".join(parts)
             + f". The labelling cross-encoder scores {ce:.2f}"
@@ -123,13 +125,13 @@ def record_results(
     suite: SuiteReport | None = None,
 ) -> Path:
     """``results.json`` (per-run scores, tables, the suite's comparisons, provenance, compute time) and
-    ``results_table.txt``. The headline's comparison is the suite's: the first task's semantic silver
+    ``results_table.txt``. The headline's comparison is the suite's: the first benchmark's semantic silver
     against its gold, on the suite task with the same test pairs when it is a headline task."""
-    first = study.p.tasks[0]
-    means = results.groupby(["task", "condition"]).score.mean()
+    first = study.p.benchmarks[0]
+    means = results.groupby(["benchmark", "condition"]).score.mean()
     comparison = None
     if suite is not None:
-        row, own = suite_row(first, CONDITIONS[2]), TASKS[first].suite_task
+        row, own = suite_row(first, CONDITIONS[2]), BENCHMARKS[first].suite_task
         headline = [t.name for t in suite.headline_tasks()]
         comparison = (suite.comparison(row, own) if own in headline else None) or suite.comparison(row)
     return study.write_record(
@@ -141,7 +143,7 @@ def record_results(
             "suite": None if suite is None else suite.record(),
         },
         headline={
-            "name": f"{TASKS[first].title}: gold + semantic silver ({TASKS[first].metric})",
+            "name": f"{BENCHMARKS[first].title}: gold + semantic silver ({BENCHMARKS[first].metric})",
             "value": float(means[(first, CONDITIONS[2])]),
             "comparison": comparison,
         },

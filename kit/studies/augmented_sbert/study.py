@@ -1,7 +1,8 @@
-"""Study 2's orchestration: the tasks' splits, cached runs of ``method.compare``, and the report's
-tables (the paper's Table 2 layout).
+"""Study 2's orchestration: the benchmarks' splits, cached runs of ``method.compare``, and the report's
+tables (the paper's Table 2 layout). A *benchmark* is what the paper calls a task: a dataset with its
+train/test protocol (the word *task* is kept for the evaluation suite's tasks).
 
-Tasks (each a list of train/test ``Split``s):
+Benchmarks (each a list of train/test ``Split``s):
 
 - ``biosses_blurb``: BIOSSES, BLURB split: train on the 64 train pairs, score the 20 test pairs.
 - ``biosses_kfold``: BIOSSES, k-fold cross-validation over all 100 pairs (folds fixed by
@@ -11,12 +12,12 @@ Tasks (each a list of train/test ``Split``s):
 - ``mednli``: MedNLI (three classes), for users who hold the credentialed files (``mednli_path``).
 
 The silver pool of a split is the set of sentences of its *training* pairs (plus optional PubMed
-sentences for the STS tasks): no test sentence ever enters training.
+sentences for the STS benchmarks): no test sentence ever enters training.
 
 Every run also scores its three bi-encoders (final models: the study selects no checkpoint) on the
 evaluation-suite tasks of ``suite`` and keeps their item outputs (``suite_file``); ``suite_report``
 compares each silver condition with gold, and gold with the untrained starting model, by paired
-bootstrap over the task's items and the task's runs (``kit.evaluation.rows``).
+bootstrap over the suite task's items and the benchmark's runs (``kit.evaluation.rows``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from kit.studies.augmented_sbert.method import (
     silver_labels,
     unordered,
 )
-from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
+from kit.studies.augmented_sbert.params import BENCHMARKS, AugSBERTParams
 from kit.study import StudyBase
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
@@ -57,9 +58,9 @@ def suite_file(condition: str) -> str:
     return f"suite-{model_folder_name(condition)}.npz"
 
 
-def suite_row(task: str, condition: str) -> str:
-    """The evaluation suite's row of a condition's bi-encoders trained on ``task``."""
-    return f"{task}: {condition}"
+def suite_row(benchmark: str, condition: str) -> str:
+    """The evaluation suite's row of a condition's bi-encoders trained on ``benchmark``."""
+    return f"{benchmark}: {condition}"
 
 
 def item_pairs(task: SuiteTask) -> set[Pair]:
@@ -75,21 +76,21 @@ def item_pairs(task: SuiteTask) -> set[Pair]:
 @dataclass
 class SuiteReport(suite_rows.SuiteReport):
     """``kit.evaluation.rows.SuiteReport`` with what study 2 adds to its reading: how a row is made, and the
-    rows left out of a task because their training pairs include the task's pairs (``left_out``: suite
-    task -> study tasks)."""
+    rows left out of a suite task because their training pairs include the task's pairs (``left_out``: suite
+    task -> benchmarks)."""
 
     left_out: dict[str, list[str]] = field(default_factory=dict)
 
     def about(self) -> str:
         out = (
-            "Rows: the untrained starting model, and each condition's bi-encoders trained on a study task (named "
-            "in parentheses) over all of the task's runs (its seeds; k-fold: folds x seeds), compared run by run: "
-            "each silver condition with gold of the same task and runs, gold with the starting model. "
+            "Rows: the untrained starting model, and each condition's bi-encoders trained on a benchmark (named "
+            "in parentheses) over all of the benchmark's runs (its seeds; k-fold: folds x seeds), compared run by "
+            "run: each silver condition with gold of the same benchmark and runs, gold with the starting model. "
             + super().about()
         )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
-                f"the {', '.join(studies)} rows on `{task}`" for task, studies in self.left_out.items()
+                f"the {', '.join(benchmarks)} rows on `{task}`" for task, benchmarks in self.left_out.items()
             )
             out += "."
         return out
@@ -114,9 +115,10 @@ def _pairs(texts: tuple[list[str], ...], idx) -> list[Pair]:
 
 
 class Study(StudyBase):
-    """Builds the splits, runs (or loads) one ``compare`` per (task, split, seed) under
+    """Builds the splits, runs (or loads) one ``compare`` per (benchmark, split, seed) under
     ``<report_dir>/runs/``, and turns the results into the report's tables. Its table rows on the suite are the
-    starting model and every condition's bi-encoders of every task (``suite_row``), over all of the task's runs."""
+    starting model and every condition's bi-encoders of every benchmark (``suite_row``), over all of the
+    benchmark's runs."""
 
     p: AugSBERTParams
     NO_SELECTION = (
@@ -130,13 +132,15 @@ class Study(StudyBase):
         self._data_digests: dict[tuple[str, int], str] = {}
         self._silver_pairs: dict[str, set[Pair]] = {}
 
-    # ---- tasks ------------------------------------------------------------------
-    def splits(self, task: str) -> list[Split]:
-        if task not in self._splits:
-            self._splits[task] = getattr(self, f"_{'nli' if TASKS[task].kind == 'nli' else task}_splits")(task)
-        return self._splits[task]
+    # ---- benchmarks ------------------------------------------------------------------
+    def splits(self, benchmark: str) -> list[Split]:
+        if benchmark not in self._splits:
+            self._splits[benchmark] = getattr(
+                self, f"_{'nli' if BENCHMARKS[benchmark].kind == 'nli' else benchmark}_splits"
+            )(benchmark)
+        return self._splits[benchmark]
 
-    def _biosses_blurb_splits(self, task: str) -> list[Split]:
+    def _biosses_blurb_splits(self, benchmark: str) -> list[Split]:
         b = load_biosses(self.p.biosses_path)
         tr, te = b.subset("train"), b.subset("test")
         return [
@@ -149,7 +153,7 @@ class Study(StudyBase):
             )
         ]
 
-    def _biosses_kfold_splits(self, task: str) -> list[Split]:
+    def _biosses_kfold_splits(self, benchmark: str) -> list[Split]:
         from sklearn.model_selection import KFold
 
         b = load_biosses(self.p.biosses_path)
@@ -166,12 +170,12 @@ class Study(StudyBase):
             for i, (tr, te) in enumerate(folds)
         ]
 
-    def _nli_splits(self, task: str) -> list[Split]:
-        if task == "rqe":
+    def _nli_splits(self, benchmark: str) -> list[Split]:
+        if benchmark == "rqe":
             train, test = load_rqe("train", self.p.rqe_path), load_rqe("test_mediqa2019", self.p.rqe_path)
         else:
             train, test = load_mednli("train", self.p.mednli_path), load_mednli("test", self.p.mednli_path)
-        classes = TASKS[task].classes
+        classes = BENCHMARKS[benchmark].classes
         index = {c: i for i, c in enumerate(classes)}
         n = len(train) if self.p.nli_train_size is None else min(self.p.nli_train_size, len(train))
         keep = np.sort(np.random.default_rng(self.p.nli_seed).choice(len(train), n, replace=False))
@@ -185,21 +189,21 @@ class Study(StudyBase):
             )
         ]
 
-    def pool(self, task: str, split: Split) -> list[str]:
+    def pool(self, benchmark: str, split: Split) -> list[str]:
         """The sentences silver pairs are drawn from: those of the split's training pairs, plus
-        ``pool_pubmed`` seeded PubMed sentences for STS tasks."""
+        ``pool_pubmed`` seeded PubMed sentences for STS benchmarks."""
         pool = list(dict.fromkeys(s for pair in split.train for s in pair))
-        if self.p.pool_pubmed and TASKS[task].kind == "sts":
+        if self.p.pool_pubmed and BENCHMARKS[benchmark].kind == "sts":
             pubmed = load_pubmed_sentences()
             pick = np.random.default_rng(self.p.fold_seed).choice(len(pubmed), self.p.pool_pubmed, replace=False)
             pool += [pubmed[i] for i in pick]
         return list(dict.fromkeys(pool))
 
     # ---- runs -------------------------------------------------------------------
-    def _run_dir(self, task: str, split: int, seed: int) -> Path:
+    def _run_dir(self, benchmark: str, split: int, seed: int) -> Path:
         p = self.p
         settings = {
-            "task": task,
+            "benchmark": benchmark,
             "split": split,
             "seed": seed,
             "model": p.model,
@@ -208,33 +212,33 @@ class Study(StudyBase):
             "top_k": p.top_k,
             "suite": p.suite,
         }
-        return self.run_dir(f"{task}-split{split}-seed{seed}", settings, self.data_digest(task, split))
+        return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
 
-    def data_digest(self, task: str, split: int) -> str:
+    def data_digest(self, benchmark: str, split: int) -> str:
         """``digest`` of everything a run reads: the split's pairs and labels and the silver pool."""
-        key = (task, split)
+        key = (benchmark, split)
         if key not in self._data_digests:
-            data = self.splits(task)[split]
-            self._data_digests[key] = digest(data, self.pool(task, data))
+            data = self.splits(benchmark)[split]
+            self._data_digests[key] = digest(data, self.pool(benchmark, data))
         return self._data_digests[key]
 
-    def models_dir(self, task: str) -> Path:
-        """Where the first seed's bi-encoders of the task's first split are saved (one folder per condition)."""
-        return self.report_dir / "models" / task
+    def models_dir(self, benchmark: str) -> Path:
+        """Where the first seed's bi-encoders of the benchmark's first split are saved (one folder per condition)."""
+        return self.report_dir / "models" / benchmark
 
-    def run(self, task: str, split: int, seed: int) -> dict:
+    def run(self, benchmark: str, split: int, seed: int) -> dict:
         """One comparison (gold / + random silver / + semantic silver, and the labeller), cached; each
         bi-encoder's item outputs on the suite tasks are saved in the run folder (``suite_file``)."""
-        run_dir = self._run_dir(task, split, seed)
+        run_dir = self._run_dir(benchmark, split, seed)
 
         def score_suite(condition: str, st) -> None:
             outputs = suite_rows.score_run(self._embed(st), self.suite_tasks)
             suite_rows.save_outputs(run_dir / suite_file(condition), outputs)
 
         def compute() -> dict:
-            s, kind = self.splits(task)[split], TASKS[task].kind
-            pool = self.pool(task, s)
-            save = split == 0 and seed == self.p.seeds_for(task)[0] and task in self.p.save_models
+            s, kind = self.splits(benchmark)[split], BENCHMARKS[benchmark].kind
+            pool = self.pool(benchmark, s)
+            save = split == 0 and seed == self.p.seeds_for(benchmark)[0] and benchmark in self.p.save_models
             cmp = compare(
                 self.p.model,
                 s.train,
@@ -244,12 +248,12 @@ class Study(StudyBase):
                 lambda predict: self._score(kind, predict, s),
                 self.p.fit_config(seed),
                 self.p.cross_config(seed),
-                num_labels=len(TASKS[task].classes) or None,
-                save_to=self.models_dir(task) if save else None,
+                num_labels=len(BENCHMARKS[benchmark].classes) or None,
+                save_to=self.models_dir(benchmark) if save else None,
                 each_bi_encoder=score_suite,
             )
             return {
-                "task": task,
+                "benchmark": benchmark,
                 "split": s.name,
                 "seed": seed,
                 "scores": cmp.scores,
@@ -272,26 +276,28 @@ class Study(StudyBase):
             return spearman(pred, split.test_labels) * 100
         return float((np.asarray(pred) == split.test_labels).mean() * 100)
 
-    def run_label(self, task: str, split: int, seed: int) -> str:
-        return f"{task} split {split} seed {seed}"
+    def run_label(self, benchmark: str, split: int, seed: int) -> str:
+        return f"{benchmark} split {split} seed {seed}"
 
-    def task_runs(self, task: str) -> list[tuple[str, int, int]]:
-        """The runs of ``task``: every split, every seed, in (split, seed) order."""
-        return [(task, i, seed) for i in range(len(self.splits(task))) for seed in self.p.seeds_for(task)]
+    def benchmark_runs(self, benchmark: str) -> list[tuple[str, int, int]]:
+        """The runs of ``benchmark``: every split, every seed, in (split, seed) order."""
+        return [
+            (benchmark, i, seed) for i in range(len(self.splits(benchmark))) for seed in self.p.seeds_for(benchmark)
+        ]
 
     def planned_runs(self) -> list[tuple[str, int, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
-        return [job for t in self.p.tasks for job in self.task_runs(t)]
+        return [job for t in self.p.benchmarks for job in self.benchmark_runs(t)]
 
     def all_runs(self) -> list[dict]:
         return [self.run(*job) for job in bar(self.planned_runs(), desc="runs")]
 
     # ---- tables -----------------------------------------------------------------
     def results(self) -> pd.DataFrame:
-        """One row per (task, split, seed, condition) with its score; STS tasks also get the
+        """One row per (benchmark, split, seed, condition) with its score; STS benchmarks also get the
         untrained starting model once per split (seed None)."""
         rows = [
-            {"task": r["task"], "split": r["split"], "seed": r["seed"], "condition": c, "score": v}
+            {"benchmark": r["benchmark"], "split": r["split"], "seed": r["seed"], "condition": c, "score": v}
             for r in self.all_runs()
             for c, v in r["scores"].items()
         ]
@@ -304,25 +310,25 @@ class Study(StudyBase):
 
     def starting_model(self) -> list[dict]:
         """Cosine scores of the untrained starting model on each STS split's test pairs (an NLI
-        score needs a trained classifier, so NLI tasks have none)."""
-        tasks = [t for t in self.p.tasks if TASKS[t].kind == "sts"]
-        if not tasks:
+        score needs a trained classifier, so NLI benchmarks have none)."""
+        sts = [t for t in self.p.benchmarks if BENCHMARKS[t].kind == "sts"]
+        if not sts:
             return []
         st = self.starting_bi_encoder
         return [
             {
-                "task": t,
+                "benchmark": t,
                 "split": s.name,
                 "seed": None,
                 "condition": STARTING,
                 "score": self._score("sts", lambda pairs: cosine_scores(st, pairs), s),
             }
-            for t in tasks
+            for t in sts
             for s in self.splits(t)
         ]
 
     def table(self, results: pd.DataFrame) -> pd.DataFrame:
-        """The paper's Table 2 layout: conditions as rows, tasks as columns, mean ± std over seeds
+        """The paper's Table 2 layout: conditions as rows, benchmarks as columns, mean ± std over seeds
         (k-fold: over folds x seeds); the untrained starting model first (STS only) and the
         labelling cross-encoder's own score last."""
         rows = []
@@ -330,31 +336,35 @@ class Study(StudyBase):
             row = {
                 "training data": condition if condition != "cross-encoder" else "cross-encoder (the silver labeller)"
             }
-            for task in self.p.tasks:
-                scores = results[(results.task == task) & (results.condition == condition)].score
-                row[TASKS[task].title] = mean_std(scores) if len(scores) else "n/a"
+            for benchmark in self.p.benchmarks:
+                scores = results[(results.benchmark == benchmark) & (results.condition == condition)].score
+                row[BENCHMARKS[benchmark].title] = mean_std(scores) if len(scores) else "n/a"
             rows.append(row)
         return pd.DataFrame(rows)
 
     def sizes(self) -> pd.DataFrame:
-        """Gold pairs, pool sentences and silver-set sizes of each task (first split and seed; k-fold:
+        """Gold pairs, pool sentences and silver-set sizes of each benchmark (first split and seed; k-fold:
         every fold alike)."""
         return pd.DataFrame(
-            [{"task": TASKS[t].title, **self.run(t, 0, self.p.seeds_for(t)[0])["sizes"]} for t in self.p.tasks]
+            [
+                {"benchmark": BENCHMARKS[t].title, **self.run(t, 0, self.p.seeds_for(t)[0])["sizes"]}
+                for t in self.p.benchmarks
+            ]
         )
 
     def silver_labels(self) -> pd.DataFrame:
-        """Every silver and gold label of the first split and seed of each task, long format
-        (task, set, label): STS scores in [0, 1], NLI class names."""
+        """Every silver and gold label of the first split and seed of each benchmark, long format
+        (benchmark, set, label): STS scores in [0, 1], NLI class names."""
         rows = []
-        for t in self.p.tasks:
-            task, split = TASKS[t], self.splits(t)[0]
+        for t in self.p.benchmarks:
+            benchmark, split = BENCHMARKS[t], self.splits(t)[0]
             r = self.run(t, 0, self.p.seeds_for(t)[0])
-            name = (lambda x: float(x)) if task.kind == "sts" else (lambda x: task.classes[int(x)])
-            rows += [{"task": t, "set": "gold (train)", "label": name(x)} for x in split.train_labels]
+            name = (lambda x: float(x)) if benchmark.kind == "sts" else (lambda x: benchmark.classes[int(x)])
+            rows += [{"benchmark": t, "set": "gold (train)", "label": name(x)} for x in split.train_labels]
             for n, s in r["silver"].items():
                 rows += [
-                    {"task": t, "set": f"{n} silver", "label": name(x)} for x in silver_labels(np.asarray(s["scores"]))
+                    {"benchmark": t, "set": f"{n} silver", "label": name(x)}
+                    for x in silver_labels(np.asarray(s["scores"]))
                 ]
         return pd.DataFrame(rows)
 
@@ -362,21 +372,21 @@ class Study(StudyBase):
         """The silver label distributions as a table: STS: share of labels per score fifth and the
         mean; NLI: share of each class."""
         labels, rows = self.silver_labels(), []
-        for (t, s), grp in labels.groupby(["task", "set"], sort=False):
-            row = {"task": TASKS[t].title, "set": s, "pairs": len(grp)}
-            if TASKS[t].kind == "sts":
+        for (t, s), grp in labels.groupby(["benchmark", "set"], sort=False):
+            row = {"benchmark": BENCHMARKS[t].title, "set": s, "pairs": len(grp)}
+            if BENCHMARKS[t].kind == "sts":
                 x = grp.label.astype(float).to_numpy()
                 counts = np.histogram(x, bins=5, range=(0, 1))[0] / len(x)
                 row.update({f"{lo:.1f}-{lo + 0.2:.1f}": f"{c:.0%}" for lo, c in zip(np.arange(0, 1, 0.2), counts)})
                 row["mean"] = f"{x.mean():.2f}"
             else:
-                row.update({c: f"{(grp.label == c).mean():.0%}" for c in TASKS[t].classes})
+                row.update({c: f"{(grp.label == c).mean():.0%}" for c in BENCHMARKS[t].classes})
             rows.append(row)
         return pd.DataFrame(rows).fillna("")
 
-    def silver_examples(self, task: str) -> pd.DataFrame:
+    def silver_examples(self, benchmark: str) -> pd.DataFrame:
         """A few silver pairs of each sampling with their cross-encoder scores (first split and seed)."""
-        r, t = self.run(task, 0, self.p.seeds_for(task)[0]), TASKS[task]
+        r, t = self.run(benchmark, 0, self.p.seeds_for(benchmark)[0]), BENCHMARKS[benchmark]
         rows = []
         for n, s in r["silver"].items():
             scores = np.asarray(s["scores"])
@@ -397,20 +407,30 @@ class Study(StudyBase):
         from sentence_transformers import SentenceTransformer
 
         rows = []
-        for task in self.p.save_models:
-            if task not in self.p.tasks or TASKS[task].kind != "sts":
+        for benchmark in self.p.save_models:
+            if benchmark not in self.p.benchmarks or BENCHMARKS[benchmark].kind != "sts":
                 continue
-            split, recorded = self.splits(task)[0], self.run(task, 0, self.p.seeds_for(task)[0])["scores"]
+            split, recorded = (
+                self.splits(benchmark)[0],
+                self.run(benchmark, 0, self.p.seeds_for(benchmark)[0])["scores"],
+            )
             for condition in CONDITIONS:
-                folder = self.models_dir(task) / model_folder_name(condition)
+                folder = self.models_dir(benchmark) / model_folder_name(condition)
                 if not folder.is_dir():
-                    rows.append({"task": task, "model": str(folder), "recorded": recorded[condition], "reloaded": None})
+                    rows.append(
+                        {
+                            "benchmark": benchmark,
+                            "model": str(folder),
+                            "recorded": recorded[condition],
+                            "reloaded": None,
+                        }
+                    )
                     continue
                 st = SentenceTransformer(str(folder), device="cpu")
                 score = self._score("sts", lambda p: cosine_scores(st, p), split)
                 rows.append(
                     {
-                        "task": task,
+                        "benchmark": benchmark,
                         "model": str(folder.relative_to(self.report_dir)),
                         "recorded": recorded[condition],
                         "reloaded": score,
@@ -419,68 +439,68 @@ class Study(StudyBase):
         return pd.DataFrame(rows)
 
     # ---- the evaluation suite (kit.evaluation) -----------------------------------
-    def condition_outputs(self, task: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
+    def condition_outputs(self, benchmark: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
         """A run's suite outputs per condition (``StudyBase.suite_outputs`` of each condition's file, which
         computes the run again when one is unusable)."""
-        run_dir = self._run_dir(task, split, seed)
-        self.run(task, split, seed)
-        rerun = functools.partial(self.run, task, split, seed)
+        run_dir = self._run_dir(benchmark, split, seed)
+        self.run(benchmark, split, seed)
+        rerun = functools.partial(self.run, benchmark, split, seed)
         return {c: self.suite_outputs(run_dir, rerun, suite_file(c)) for c in CONDITIONS}
 
-    def trains_on(self, task: str, pairs: set[Pair]) -> bool:
-        """Whether a bi-encoder of ``task`` (any run) trained on one of ``pairs`` (unordered): a gold pair of
+    def trains_on(self, benchmark: str, pairs: set[Pair]) -> bool:
+        """Whether a bi-encoder of ``benchmark`` (any run) trained on one of ``pairs`` (unordered): a gold pair of
         a split, or a silver pair of a run (read from the runs only when no gold pair is one)."""
-        if pairs & {unordered(a, b) for split in self.splits(task) for a, b in split.train}:
+        if pairs & {unordered(a, b) for split in self.splits(benchmark) for a, b in split.train}:
             return True
-        if task not in self._silver_pairs:
-            self._silver_pairs[task] = {
+        if benchmark not in self._silver_pairs:
+            self._silver_pairs[benchmark] = {
                 unordered(a, b)
-                for job in self.task_runs(task)
+                for job in self.benchmark_runs(benchmark)
                 for silver in self.run(*job)["silver"].values()
                 for a, b in silver["pairs"]
             }
-        return bool(pairs & self._silver_pairs[task])
+        return bool(pairs & self._silver_pairs[benchmark])
 
     def left_out(self) -> dict[str, list[str]]:
-        """Suite task -> the study tasks whose bi-encoders trained on some of its pairs (k-fold trains on
-        BIOSSES test pairs); their rows are left out of that task. A task declared as study 2's training
+        """Suite task -> the benchmarks whose bi-encoders trained on some of its pairs (k-fold trains on
+        BIOSSES test pairs); their rows are left out of that suite task. A suite task declared as study 2's training
         data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole."""
         out: dict[str, list[str]] = {}
         for suite_task in self.suite_tasks:
             if suite_task.seen("augmented_sbert"):
                 continue
             items = item_pairs(suite_task)
-            seen = [t for t in self.p.tasks if self.trains_on(t, items)]
+            seen = [t for t in self.p.benchmarks if self.trains_on(t, items)]
             if seen:
                 out[suite_task.name] = seen
         return out
 
     def row_outputs(self) -> dict[str, list[suite_rows.RunOutputs]]:
-        """The starting model's outputs, and each condition's bi-encoders of every task over the task's runs (its
-        splits and seeds, paired run by run with the other conditions of the task)."""
+        """The starting model's outputs, and each condition's bi-encoders of every benchmark over the benchmark's
+        runs (its splits and seeds, paired run by run with the other conditions of the benchmark)."""
         outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
-        for task in self.p.tasks:
-            runs = [self.condition_outputs(*job) for job in self.task_runs(task)]
-            outputs.update({suite_row(task, c): [r[c] for r in runs] for c in CONDITIONS})
+        for benchmark in self.p.benchmarks:
+            runs = [self.condition_outputs(*job) for job in self.benchmark_runs(benchmark)]
+            outputs.update({suite_row(benchmark, c): [r[c] for r in runs] for c in CONDITIONS})
         return outputs
 
     def row_label(self, row: str) -> str:
         if row == STARTING:
             return row
-        task, condition = row.split(": ", 1)
-        return f"{condition} ({TASKS[task].short})"
+        benchmark, condition = row.split(": ", 1)
+        return f"{condition} ({BENCHMARKS[benchmark].short})"
 
     def baseline_of(self, row: str) -> str | None:
-        """Each silver condition against gold of the same task, gold against the untrained starting model."""
+        """Each silver condition against gold of the same benchmark, gold against the untrained starting model."""
         if row == STARTING:
             return None
-        task, condition = row.split(": ", 1)
-        return STARTING if condition == CONDITIONS[0] else suite_row(task, CONDITIONS[0])
+        benchmark, condition = row.split(": ", 1)
+        return STARTING if condition == CONDITIONS[0] else suite_row(benchmark, CONDITIONS[0])
 
     def report_of(self, compared: pd.DataFrame, tasks: list[SuiteTask], title: str) -> SuiteReport:
-        """The base report less the rows ``left_out`` of a task (their training pairs include its pairs)."""
+        """The base report less the rows ``left_out`` of a suite task (their training pairs include its pairs)."""
         left_out = self.left_out()
-        study_task = [row.split(": ", 1)[0] if row != STARTING else None for row in compared.row]
-        dropped = [task in left_out.get(t, ()) for t, task in zip(compared.task, study_task)]
+        benchmarks = [row.split(": ", 1)[0] if row != STARTING else None for row in compared.row]
+        dropped = [benchmark in left_out.get(task, ()) for task, benchmark in zip(compared.task, benchmarks)]
         kept = compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True)
         return SuiteReport(kept, tasks, self.notebook, self.selected_on(), title=title, left_out=left_out)

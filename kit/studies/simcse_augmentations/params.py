@@ -1,4 +1,4 @@
-"""Study 1's rows (``METHODS``) and parameters (``SimCSEParams``)."""
+"""Study 1's rows (``ROWS``) and parameters (``SimCSEParams``)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from kit.params import (
 
 
 @dataclass(frozen=True)
-class Method:
+class Row:
     """One row: an optional augmenter for the positive view, and the loss options."""
 
     name: str
@@ -35,28 +35,28 @@ class Method:
     trained: bool = True
 
 
-def _aug_rows(aug: str, label: str, ratios=(0.1, 0.2, 0.3)) -> list[Method]:
-    return [Method(f"{aug}_{round(r * 100)}", f"+ {label} {round(r * 100)}%", aug, r) for r in ratios]
+def _aug_rows(aug: str, label: str, ratios=(0.1, 0.2, 0.3)) -> list[Row]:
+    return [Row(f"{aug}_{round(r * 100)}", f"+ {label} {round(r * 100)}%", aug, r) for r in ratios]
 
 
-METHODS: dict[str, Method] = {
+ROWS: dict[str, Row] = {
     m.name: m
     for m in [
-        Method("zero_shot", "starting model (no training)", trained=False),
-        Method("simcse", "SimCSE (dropout views)"),
+        Row("zero_shot", "starting model (no training)", trained=False),
+        Row("simcse", "SimCSE (dropout views)"),
         *_aug_rows("deletion", "word deletion"),
         *_aug_rows("crop", "random crop"),
         *_aug_rows("stopword_insertion", "stopword insertion", (0.1,)),
         *_aug_rows("swap", "random swap", (0.1,)),
         *_aug_rows("punctuation_insertion", "punctuation insertion", (0.1,)),
-        Method("mixcse_iw", "+ MixCSE-IW", mix=True, iw=True),
-        Method("mixcse_iw_no_mix", "MixCSE-IW without MixCSE (IW only)", iw=True),
-        Method("mixcse_iw_no_iw", "MixCSE-IW without instance weighting (MixCSE only)", mix=True),
-        Method("punctuation_mixcse", "+ punctuation insertion 10% + MixCSE", "punctuation_insertion", 0.1, mix=True),
+        Row("mixcse_iw", "+ MixCSE-IW", mix=True, iw=True),
+        Row("mixcse_iw_no_mix", "MixCSE-IW without MixCSE (IW only)", iw=True),
+        Row("mixcse_iw_no_iw", "MixCSE-IW without instance weighting (MixCSE only)", mix=True),
+        Row("punctuation_mixcse", "+ punctuation insertion 10% + MixCSE", "punctuation_insertion", 0.1, mix=True),
     ]
 }
-assert all(m.augmenter in (None, *AUGMENTERS) for m in METHODS.values())
-TRAINED = [name for name, m in METHODS.items() if m.trained]
+assert all(m.augmenter in (None, *AUGMENTERS) for m in ROWS.values())
+TRAINED = [name for name, m in ROWS.items() if m.trained]
 
 
 @dataclass
@@ -68,7 +68,7 @@ class SimCSEParams(ContrastiveTrainingParams):
     rows: list[str] = param(
         ["zero_shot", "simcse", "crop_10", "deletion_10", "punctuation_insertion_10", "mixcse_iw"],
         "rows of the results table",
-        choices=METHODS,
+        choices=ROWS,
         nonempty=True,
         unique=True,
     )
@@ -117,7 +117,7 @@ class SimCSEParams(ContrastiveTrainingParams):
         if self.suite is None:
             self.suite = list(self.DEFAULT_SUITE[self.language])
         check_task_languages(self, self.language)
-        if not any(METHODS[r].trained for r in self.rows):
+        if not any(ROWS[r].trained for r in self.rows):
             raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
         if self.corpus_size is not None and self.corpus_size < self.batch_size:
             raise ParameterError(
@@ -151,8 +151,8 @@ class SimCSEParams(ContrastiveTrainingParams):
                 f"parameter 'batch_size': {self.batch_size} sentences per batch, but {what} has {available:,}"
             )
 
-    def method_config(self, method: Method, seed: int) -> TrainConfig:
+    def row_config(self, row: Row, seed: int) -> TrainConfig:
         """The run's ``TrainConfig``: MixCSE and instance weighting as the row asks."""
         return self.train_config(
-            seed, mix_lambda=self.mix_lambda if method.mix else None, iw_phi=self.iw_phi if method.iw else None
+            seed, mix_lambda=self.mix_lambda if row.mix else None, iw_phi=self.iw_phi if row.iw else None
         )

@@ -35,7 +35,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     probe_setup,
     source_task,
 )
-from kit.studies.simcse_augmentations.params import METHODS, Method, SimCSEParams
+from kit.studies.simcse_augmentations.params import ROWS, Row, SimCSEParams
 from kit.study import StudyBase, best_row
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
@@ -92,62 +92,62 @@ class Study(StudyBase):
         return texts, partners
 
     # ---- runs -----------------------------------------------------------------
-    def _run_dir(self, method: Method, seed: int, percent: float) -> Path:
+    def _run_dir(self, row: Row, seed: int, percent: float) -> Path:
         p = self.p
         settings = {
-            "method": asdict(method),
+            "row": asdict(row),
             "seed": seed,
             "percent": percent,
             "model": p.model,
             "pooler": p.pooler,
-            "train": asdict(p.method_config(method, seed)) if method.trained else None,
+            "train": asdict(p.row_config(row, seed)) if row.trained else None,
             "language": p.language,
             "crop_placeholder": p.crop_placeholder,
             "probe_max_length": p.probe_max_length,
             "suite": p.suite if percent == 100 else None,
             "select_on": p.select_on,
         }
-        if self.saves_model(method, seed, percent):
+        if self.saves_model(row, seed, percent):
             settings["save_model"] = True  # only then, so that other runs keep their keys
-        return self.run_dir(f"{method.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
+        return self.run_dir(f"{row.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
 
-    def run(self, method_name: str, seed: int, percent: float = 100.0) -> dict:
-        """Train (or load the cached result of) one method at one seed on a share of the corpus."""
-        method = METHODS[method_name]
-        run_dir = self._run_dir(method, seed, percent)
+    def run(self, row_name: str, seed: int, percent: float = 100.0) -> dict:
+        """Train (or load the cached result of) one row at one seed on a share of the corpus."""
+        row = ROWS[row_name]
+        run_dir = self._run_dir(row, seed, percent)
 
         def compute() -> dict:
             encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
             history = None
-            if method.trained:
+            if row.trained:
                 corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
                 aug = None
-                if method.augmenter:
-                    extra = {"placeholder": self.p.crop_placeholder} if method.augmenter == "crop" else {}
-                    aug = make_augmenter(method.augmenter, method.ratio, language=self.p.language, **extra)
+                if row.augmenter:
+                    extra = {"placeholder": self.p.crop_placeholder} if row.augmenter == "crop" else {}
+                    aug = make_augmenter(row.augmenter, row.ratio, language=self.p.language, **extra)
                 history = train_contrastive(
                     encoder,
                     corpus,
-                    self.p.method_config(method, seed),
+                    self.p.row_config(row, seed),
                     self._dev_evaluator,
                     aug,
                     run_dir,
-                    desc=self.run_label(method_name, seed, percent),
+                    desc=self.run_label(row_name, seed, percent),
                     selection_metric="selection",
                 )
             probes = self.fit_probes(encoder)
             if percent == 100:
                 self.score_suite(encoder, run_dir, {t.name: {t.f1: fit.predictions} for t, fit in probes})
-            if self.saves_model(method, seed, percent):
-                self.save_model(encoder, method_name)
+            if self.saves_model(row, seed, percent):
+                self.save_model(encoder, row_name)
             embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / EXAMPLE_EMBEDDINGS, lambda tmp: np.save(tmp, embeddings))
             metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
             for task, fit in probes:
                 metrics.update({source_task(task): fit.test, f"{source_task(task)}_dev": fit.dev})
             return {
-                "method": method_name,
-                "label": method.label,
+                "method": row_name,
+                "label": row.label,
                 "seed": seed,
                 "percent": percent,
                 "metrics": metrics,
@@ -156,13 +156,13 @@ class Study(StudyBase):
 
         return self.cached(run_dir, compute)
 
-    def run_label(self, method_name: str, seed: int, percent: float = 100.0) -> str:
+    def run_label(self, row_name: str, seed: int, percent: float = 100.0) -> str:
         """``simcse seed 0``, or for a few-shot run ``simcse seed 0 on 10% of the corpus``."""
-        return f"{method_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
+        return f"{row_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
 
-    def saves_model(self, method: Method, seed: int, percent: float) -> bool:
+    def saves_model(self, row: Row, seed: int, percent: float) -> bool:
         """``save_models``: the first seed of every trained table row."""
-        return self.p.save_models and method.trained and seed == self.p.seeds[0] and percent == 100
+        return self.p.save_models and row.trained and seed == self.p.seeds[0] and percent == 100
 
     def _dev_evaluator(self, encoder: Encoder) -> dict[str, float]:
         """The cosine view's metrics and the selection columns (``StudyBase.selection``)."""
@@ -186,13 +186,13 @@ class Study(StudyBase):
         own = {task.name for task in self.probe_tasks}
         return [*(t for t in select(self.p.suite) if t.name not in own), *self.probe_tasks]
 
-    def example_embeddings(self, method_name: str, seed: int) -> np.ndarray:
+    def example_embeddings(self, row_name: str, seed: int) -> np.ndarray:
         """A run's embeddings of ``example_texts`` (the retrieval examples and the map); when they are missing
         or damaged, the run's result is set aside and the run computed again."""
-        self.run(method_name, seed)
-        run_dir = self._run_dir(METHODS[method_name], seed, 100.0)
+        self.run(row_name, seed)
+        run_dir = self._run_dir(ROWS[row_name], seed, 100.0)
         read = lambda file: np.load(file, allow_pickle=False).astype(np.float32)  # noqa: E731
-        return self.run_artefact(run_dir, EXAMPLE_EMBEDDINGS, read, lambda: self.run(method_name, seed))
+        return self.run_artefact(run_dir, EXAMPLE_EMBEDDINGS, read, lambda: self.run(row_name, seed))
 
     def baseline_of(self, name: str) -> str | None:
         """The row each row is compared with: SimCSE with the starting model, every other trained row with
@@ -209,10 +209,10 @@ class Study(StudyBase):
         return f"the {self.eval_name} dev split of the cosine view ({len(dev)} pairs)", dev.sentence1 + dev.sentence2
 
     def row_label(self, row: str) -> str:
-        return METHODS[row].label
+        return ROWS[row].label
 
     def row_run_dir(self, row: str, seed: int) -> Path:
-        return self._run_dir(METHODS[row], seed, 100.0)
+        return self._run_dir(ROWS[row], seed, 100.0)
 
     def instance_weighting_effect(self, n_batches: int = 40) -> dict:
         """How many in-batch negatives instance weighting removes: the share of off-diagonal
@@ -240,7 +240,7 @@ class Study(StudyBase):
     # ---- tables ---------------------------------------------------------------
     def row_seeds(self) -> dict[str, list[int]]:
         """Each table row's seeds (one for the untrained starting model)."""
-        return {name: list(self.p.seeds if METHODS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
+        return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
 
     def _fewshot_runs(self) -> list[tuple[str, int, float]]:
         return [
@@ -255,7 +255,7 @@ class Study(StudyBase):
         return [*self.table_runs(), *self._fewshot_runs()]
 
     def results(self) -> pd.DataFrame:
-        """One row per (method, seed): BIOSSES metrics at the selected checkpoint."""
+        """One row per (row, seed): BIOSSES metrics at the selected checkpoint."""
         rows = []
         for name, seed in self.table_runs():
             r = self.run(name, seed)
@@ -267,7 +267,7 @@ class Study(StudyBase):
         """Every evaluation of every trained run: the curves behind the table."""
         rows = []
         for name in self.p.rows:
-            if METHODS[name].trained:
+            if ROWS[name].trained:
                 for seed in self.p.seeds:
                     for h in self.run(name, seed)["history"]["rows"]:
                         rows.append({"method": name, "seed": seed, **h})
@@ -315,7 +315,7 @@ class Study(StudyBase):
                 rows.append(
                     {
                         "method": name,
-                        "label": METHODS[name].label,
+                        "label": ROWS[name].label,
                         "seed": seed,
                         **paraphrase_hit_at_1(emb, self.partners),
                     }
@@ -348,10 +348,10 @@ class Study(StudyBase):
     def best_trained_method(self, results: pd.DataFrame) -> str:
         """The trained row with the highest mean dev Spearman (selection never looks at test); a tie goes
         to the row listed first (SimCSE before its variants)."""
-        return best_row(results, "spearman_dev", [m for m in results.method.unique() if METHODS[m].trained])
+        return best_row(results, "spearman_dev", [m for m in results.method.unique() if ROWS[m].trained])
 
     def uses_instance_weighting(self) -> bool:
-        return any(METHODS[r].iw for r in self.p.rows)
+        return any(ROWS[r].iw for r in self.p.rows)
 
     def reference_score(self, results: pd.DataFrame, metric: str = "spearman_all") -> float | None:
         """The starting model's score, when the zero-shot row is in the table."""

@@ -1,4 +1,4 @@
-"""Study 2's tasks and tables, without training (the notebook smoke run trains), and one tiny run scored
+"""Study 2's benchmarks and tables, without training (the notebook smoke run trains), and one tiny run scored
 on the evaluation suite."""
 
 import json
@@ -13,7 +13,7 @@ from kit.evaluation.sts import BIOSSES_TEST
 from kit.params import ParameterError
 from kit.studies.augmented_sbert import report
 from kit.studies.augmented_sbert.method import CONDITIONS
-from kit.studies.augmented_sbert.params import TASKS, AugSBERTParams
+from kit.studies.augmented_sbert.params import BENCHMARKS, AugSBERTParams
 from kit.studies.augmented_sbert.study import STARTING, Study, suite_file, suite_row
 from kit.study import ARTEFACTS, artefact_digests
 
@@ -54,10 +54,10 @@ def test_rqe_split_is_a_seeded_gold_sample_with_class_indices(study):
         (split,) = study.splits("rqe")
     assert len(split.train) == 60 and len(split.test) == 230
     assert set(split.train_labels) <= {0, 1} and split.test_labels.mean() == 0.5  # MEDIQA 2019 test is balanced
-    assert TASKS["rqe"].classes[1] == "true"
+    assert BENCHMARKS["rqe"].classes[1] == "true"
 
 
-def test_pubmed_sentences_extend_the_pool_of_sts_tasks_only(tmp_path):
+def test_pubmed_sentences_extend_the_pool_of_sts_benchmarks_only(tmp_path):
     study = Study(
         AugSBERTParams.from_dict({"pool_pubmed": 50, "model": "tiny-random-bert", "nli_train_size": 20}), tmp_path
     )
@@ -71,7 +71,7 @@ def test_pubmed_sentences_extend_the_pool_of_sts_tasks_only(tmp_path):
 @pytest.mark.parametrize(
     "values, message",
     [
-        ({"tasks": ["stsb"]}, r"parameter 'tasks': unknown value\(s\) \['stsb'\]"),
+        ({"benchmarks": ["stsb"]}, r"parameter 'benchmarks': unknown value\(s\) \['stsb'\]"),
         ({"folds": 1}, "folds"),
         ({"top_k": 0}, "top_k"),
         ({"seeds": []}, "seeds"),
@@ -88,7 +88,7 @@ def test_mednli_without_files_fails_with_the_places_tried(tmp_path, monkeypatch)
     from kit.data import DataNotFoundError
 
     monkeypatch.setenv("KIT_CACHE", str(tmp_path))
-    study = Study(AugSBERTParams.from_dict({"tasks": ["mednli"], "model": "tiny-random-bert"}), tmp_path)
+    study = Study(AugSBERTParams.from_dict({"benchmarks": ["mednli"], "model": "tiny-random-bert"}), tmp_path)
     with pytest.raises(DataNotFoundError, match="mednli"):
         study.splits("mednli")
 
@@ -105,19 +105,19 @@ def _results():
             ):
                 rows.append(
                     {
-                        "task": "biosses_kfold",
+                        "benchmark": "biosses_kfold",
                         "split": split,
                         "seed": seed,
                         "condition": condition,
                         "score": score + shift + (split == "fold 2") * (condition == "gold + semantic silver") * -3,
                     }
                 )
-        rows.append({"task": "biosses_kfold", "split": split, "seed": None, "condition": STARTING, "score": 75.0})
+        rows.append({"benchmark": "biosses_kfold", "split": split, "seed": None, "condition": STARTING, "score": 75.0})
     return pd.DataFrame(rows)
 
 
 def test_table_pools_folds_and_seeds_and_verdict_pairs_runs(tmp_path):
-    study = Study(AugSBERTParams.from_dict({"tasks": ["biosses_kfold"], "model": "tiny-random-bert"}), tmp_path)
+    study = Study(AugSBERTParams.from_dict({"benchmarks": ["biosses_kfold"], "model": "tiny-random-bert"}), tmp_path)
     results = _results()
     table = study.table(results).set_index("training data")["BIOSSES (k-fold CV, all 100 pairs)"]
     assert table[STARTING] == "75.00 ± 0.00"
@@ -143,7 +143,7 @@ def test_rows_that_trained_on_a_suite_tasks_pairs_are_left_out_of_it(tmp_path):
     """Every k-fold bi-encoder trains on BIOSSES test pairs (each fold on 80 of the 100 pairs): its rows are
     left out of biosses-test; biosses-all, declared as study 2's training data, keeps them (reported apart)."""
     params = AugSBERTParams.from_dict(
-        {"model": "tiny-random-bert", "tasks": ["biosses_kfold"], "suite": ["biosses-all", "biosses-test"]}
+        {"model": "tiny-random-bert", "benchmarks": ["biosses_kfold"], "suite": ["biosses-all", "biosses-test"]}
     )
     assert Study(params, tmp_path).left_out() == {"biosses-test": ["biosses_kfold"]}
 
@@ -155,7 +155,7 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
     params = AugSBERTParams.from_dict(
         {
             "model": "tiny-random-bert",
-            "tasks": ["biosses_blurb"],
+            "benchmarks": ["biosses_blurb"],
             "seeds": [0],
             "epochs": 1,
             "batch_size": 8,

@@ -9,7 +9,7 @@ from sentence_transformers import SentenceTransformer
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_ALL
 from kit.studies.simcse_augmentations import Params, Study
-from kit.studies.simcse_augmentations.params import METHODS
+from kit.studies.simcse_augmentations.params import ROWS
 from kit.study import SUITE_FILE
 
 
@@ -40,7 +40,7 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
 
     def folder(**changes):
         study = Study(Params.from_dict({**base, **changes}), tmp_path)
-        return study._run_dir(METHODS["simcse"], 0, 100.0).name
+        return study._run_dir(ROWS["simcse"], 0, 100.0).name
 
     reference = folder()
     assert reference == folder() == folder(biosses_path=str(same_biosses))
@@ -86,6 +86,6 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
 
     saved = SentenceTransformer(str(tmp_path / "models" / "simcse"), device="cpu")
     again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
-    run_dir = study._run_dir(METHODS["simcse"], 0, 100.0)
+    run_dir = study._run_dir(ROWS["simcse"], 0, 100.0)
     recorded = load_outputs(run_dir / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"])
