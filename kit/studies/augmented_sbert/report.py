@@ -118,7 +118,7 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
 
 
 def record_results(
-    study,
+    study: Study,
     record: RunRecord,
     results: pd.DataFrame,
     tables: dict[str, pd.DataFrame],

@@ -71,7 +71,7 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
 
 
 def record_results(
-    study,
+    study: Study,
     record: RunRecord,
     results: pd.DataFrame,
     sweeps: dict[str, pd.DataFrame],

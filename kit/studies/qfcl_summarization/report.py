@@ -39,7 +39,7 @@ def describe(study: Study) -> str:
 
 
 def record_results(
-    study,
+    study: Study,
     record: RunRecord,
     results: pd.DataFrame,
     tables: dict[str, pd.DataFrame],

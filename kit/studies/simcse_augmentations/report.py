@@ -126,7 +126,7 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
 
 
 def record_results(
-    study,
+    study: Study,
     record: RunRecord,
     results: pd.DataFrame,
     fewshot: pd.DataFrame,
