@@ -105,6 +105,9 @@ def execute_all(
     (``kit.report.progress``): in this process, run file by run file, when ``jobs`` is 1 or None and
     ``ray_address`` is None; else as Ray tasks, ``jobs`` at once per machine (``kit.cluster``;
     ``ray_address`` "" or None starts a local cluster). Returns the failures, run name -> error."""
+    # The console gets progress lines, which bars would garble (building a study may link a corpus, with a bar).
+    os.environ["KIT_PROGRESS"] = "0"
+    quiet_libraries()
     plans = [plan(run, reports) for run in runs]
     progress = BatchProgress(len(runs), sum(len(p.trainings) for p in plans))
     failures: dict[str, str] = {}
@@ -125,8 +128,6 @@ def execute_all(
         progress.run_finished(name, seconds, report_seconds, headline(run.report_dir(reports)), shown_path(html))
 
     if ray_address is None and (jobs or 1) == 1:
-        os.environ["KIT_PROGRESS"] = "0"
-        quiet_libraries()
         for k, (run, p) in enumerate(zip(runs, plans)):
             name = f"{run.notebook}/{run.name}"
             started.append(time.monotonic())
