@@ -9,7 +9,7 @@ def test_silver_labels_plot_sts_scores_as_a_histogram_even_beside_nli_classes():
     """STS scores and NLI class names share one column (object dtype): each panel must still get its own kind."""
     labels = pd.DataFrame(
         {
-            "task": ["sts"] * 40 + ["nli"] * 4,
+            "benchmark": ["sts"] * 40 + ["nli"] * 4,
             "set": ["gold (train)", "random silver"] * 20 + ["gold (train)", "random silver"] * 2,
             "label": [i / 40 for i in range(40)] + ["true", "false", "false", "false"],
         }
