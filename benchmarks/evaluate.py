@@ -35,7 +35,7 @@ def timed_suite(model: str, tasks, precision: str, batch_tokens: int, resamples:
             embedder = Embedder.from_name(
                 model, precision=precision, device="cpu", cache=cache, batch_tokens=batch_tokens
             )
-            result = evaluate({model: embedder}, tasks, resamples=resamples, permutations=resamples)
+            result = evaluate({model: embedder}, tasks, resamples=resamples)
             return time.perf_counter() - t, result, embedder
 
         cold, cold_result, cold_embedder = run()
@@ -109,7 +109,7 @@ def main() -> None:
         [
             f"model {model}, cpu, {torch.get_num_threads()} torch threads, max length 256, batches of "
             f"{args.batch_tokens:,} padded tokens, {len(tasks)} tasks, {first[4]:,} texts encoded cold, "
-            f"{resamples:,} resamples and permutations per interval",
+            f"{resamples:,} resamples per interval",
             "",
             *rows,
             *total,

@@ -1,26 +1,30 @@
 """Uncertainty of evaluation scores: bootstrap intervals over a task's items (and seeds), paired
-differences between two models with a permutation p-value, and the smallest difference a design can detect.
+differences between two models with their p-value, and the smallest difference a design can detect.
 
 A model's output on one metric of a task is an ``ItemScores``: item-level outputs ``[seeds, items]`` and
 the ``Statistic`` that turns the outputs of a draw of items into the metric. An additive metric (a mean of
-per-query nDCG@10, MRR or recall@1) is a ``Mean``; a metric of the whole item set is recomputed on every
-draw: ``Spearman`` (STS: rank correlation of cosine and gold score) and ``AveragePrecision`` (pair
-classification). For those two the item outputs are the model's cosines as ranks within its own items,
-scaled to (0, 1]: both metrics depend on the order of the cosines only, so the ranks give the same values
-as the cosines, and they put two models on one scale, so that swapping one item's outputs between two
-models (the permutation test) compares like with like.
+per-query nDCG@10, MRR or recall@1, per-question ROUGE) is a ``Mean``; a metric of the whole item set is
+recomputed on every draw: ``Spearman`` (STS: rank correlation of cosine and gold score),
+``AveragePrecision`` (pair classification) and ``F1`` (probes). For Spearman and AP the item outputs are the
+model's cosines as ranks within its own items, scaled to (0, 1]: both metrics depend on the order of the
+cosines only, so the ranks give the same values as the cosines and put two models on one scale.
 
-- ``bootstrap_interval``: one model, the 95% percentile bootstrap interval (Efron and Tibshirani 1993):
-  draw the task's items with replacement (and, with several seeds, the seeds with replacement),
-  recompute the metric, take the 2.5th and 97.5th percentiles of ``resamples`` replicates.
+- ``bootstrap_interval``: one model, the percentile bootstrap interval (Efron and Tibshirani 1993): draw
+  the task's items with replacement (and, with several seeds, the seeds with replacement), recompute the
+  metric, take the (1 - confidence)/2 and (1 + confidence)/2 quantiles of ``resamples`` replicates.
 - ``paired_bootstrap``: model a against a baseline b on the same items: every replicate draws the items
   once and scores both models on that draw (and draws each model's seeds), so the interval is that of the
-  paired difference metric(a) - metric(b); with it a paired permutation p-value and the smallest
-  detectable difference.
-- ``permutation_p_value``: the paired (randomisation) test: for each item, swap the two models' outputs
-  with probability 1/2, recompute the difference; p = (1 + #{|T*| >= |T|}) / (1 + permutations), two-sided.
+  paired difference metric(a) - metric(b). Its p-value comes from the same replicates (``bootstrap_p``: the
+  smallest level at which the percentile interval excludes zero), so that "the interval excludes zero" and
+  "p < 1 - confidence" are one statement, and both see how much the seeds disagree (a sign-flip permutation
+  test of the seed-averaged outputs does not, and calls differences significant whose interval reaches
+  zero); with it the smallest detectable difference. The replicates are
+  kept, so that a family of comparisons can widen each interval to its simultaneous level
+  (``kit.evaluation.families``).
 - ``detectable_difference``: (z_{1-alpha/2} + z_{power}) * SE = 2.80 SE at alpha 0.05 and 80% power.
 
+Quantiles are taken of the replicates' empirical distribution without interpolation ("inverted CDF", low
+end; the mirror image at the high end), which makes the agreement of interval and p-value exact.
 Everything is seeded: one seed (an int, or a sequence of ints such as (seed, task)) gives the same draws,
 so the same outputs give the same intervals. The item draws depend only on the seed and the number of
 items, so every model of a task is resampled with the same draws.
@@ -29,7 +33,7 @@ items, so every model of a task is resampled with the same draws.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -61,9 +65,11 @@ class Difference:
 
 class Statistic(Protocol):
     """A metric over a draw of items: ``outputs`` [S, n] (S seeds), ``draws`` [B, m] item indices ->
-    the metric of each seed on each draw, [S, B]."""
+    the metric of each seed on each draw, [S, B]; ``subset(idx)`` the same metric on the items ``idx`` alone."""
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray: ...
+
+    def subset(self, idx: np.ndarray) -> Statistic: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +78,9 @@ class Mean:
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
         return outputs[:, draws].mean(-1)
+
+    def subset(self, idx: np.ndarray) -> Mean:
+        return self
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -93,6 +102,9 @@ class Spearman:
         x = stats.rankdata(outputs[:, draws], axis=-1)
         g = stats.rankdata(self.gold[draws], axis=-1)
         return _rowwise_pearson(x, g[None])
+
+    def subset(self, idx: np.ndarray) -> Spearman:
+        return Spearman(self.gold[idx])
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +136,9 @@ class AveragePrecision:
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[s] = (ys * precision).sum(1) / ys.sum(1)
         return out
+
+    def subset(self, idx: np.ndarray) -> AveragePrecision:
+        return AveragePrecision(self.labels[idx])
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,6 +175,9 @@ class F1:
                 out[s] = (f1 * present).sum(1) / present.sum(1)
         return out
 
+    def subset(self, idx: np.ndarray) -> F1:
+        return F1(self.gold[idx], self.classes, self.average, self.positive)
+
 
 @dataclass(frozen=True, eq=False)
 class ItemScores:
@@ -191,6 +209,10 @@ class ItemScores:
     def value(self) -> float:
         """The metric on all items, averaged over seeds."""
         return float(self.per_seed.mean())
+
+    def subset(self, idx: np.ndarray) -> ItemScores:
+        """The same model's outputs on the items ``idx`` alone (items shared with other data left out)."""
+        return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx))
 
     @classmethod
     def stack(cls, runs: Sequence[ItemScores]) -> ItemScores:
@@ -237,9 +259,10 @@ class Estimate:
 @dataclass(frozen=True)
 class Comparison:
     """Model a minus its baseline b on the same items: the paired bootstrap ``difference`` (its ``n`` is the
-    number of items), the permutation ``p_value``, the bootstrap standard error ``se`` of the difference and
-    ``detectable``, the smallest true difference this design detects with 80% power at alpha 0.05
-    (``detectable_difference(se)`` = 2.80 se)."""
+    number of items), its ``p_value`` from the same replicates (``bootstrap_p``), the bootstrap standard
+    error ``se`` of the difference and ``detectable``, the smallest true difference this design detects with
+    80% power at alpha 0.05 (``detectable_difference(se)`` = 2.80 se). ``replicates`` are the bootstrap
+    differences themselves, for intervals at other levels (``interval``)."""
 
     difference: Difference
     p_value: float
@@ -247,7 +270,7 @@ class Comparison:
     detectable: float
     seeds: tuple[int, int] = (1, 1)
     resamples: int = 2000
-    permutations: int = 2000
+    replicates: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def estimate(self) -> float:
@@ -265,6 +288,10 @@ class Comparison:
     def excludes_zero(self) -> bool:
         return self.difference.excludes_zero
 
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The percentile interval of the difference at another level (a simultaneous one, say)."""
+        return percentile_interval(self.replicates, confidence)
+
     def scaled(self, factor: float) -> Comparison:
         d = self.difference
         return Comparison(
@@ -274,19 +301,19 @@ class Comparison:
             self.detectable * factor,
             self.seeds,
             self.resamples,
-            self.permutations,
+            None if self.replicates is None else self.replicates * factor,
         )
 
     def __format__(self, spec: str) -> str:
         """``f"{c:.1f}"`` -> ``+2.1 [+0.4, +3.9], p = 0.016``."""
-        p = format_p(self.p_value, self.permutations)
-        return f"{self.difference:{spec}}, p {p if p.startswith('≤') else '= ' + p}"
+        p = format_p(self.p_value, self.resamples)
+        return f"{self.difference:{spec}}, p {p if p.startswith('<') else '= ' + p}"
 
 
-def format_p(p: float, permutations: int | None = None) -> str:
-    """``0.016``; at the smallest value ``permutations`` can give, 1 / (permutations + 1), ``≤ 0.0005``."""
-    if permutations and p <= 1.0 / (permutations + 1) + 1e-15:
-        return f"≤ {p:.1g}"
+def format_p(p: float, resamples: int | None = None) -> str:
+    """``0.016``; below the smallest value ``resamples`` replicates can show, 2 / resamples, ``< 0.001``."""
+    if resamples and p < 2.0 / resamples:
+        return f"< {2.0 / resamples:.1g}"
     return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
 
 
@@ -297,10 +324,10 @@ def detectable_difference(se: float, alpha: float = 0.05, power: float = 0.8) ->
     return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
 
 
-def _generators(seed: SeedLike) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """Independent streams for the item draws, the seed draws and the permutation signs."""
-    items, seeds, signs = np.random.SeedSequence(seed).spawn(3)
-    return np.random.default_rng(items), np.random.default_rng(seeds), np.random.default_rng(signs)
+def _generators(seed: SeedLike) -> tuple[np.random.Generator, np.random.Generator]:
+    """Independent streams for the item draws and the seed draws."""
+    items, seeds = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(items), np.random.default_rng(seeds)
 
 
 def _item_draws(rng: np.random.Generator, n: int, resamples: int):
@@ -320,10 +347,28 @@ def _over_seeds(per_seed: np.ndarray, seed_draw: np.ndarray) -> np.ndarray:
     return per_seed[seed_draw, np.arange(per_seed.shape[1])[:, None]].mean(1)
 
 
-def _interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(replicates, [tail, 100 - tail])
-    return float(low), float(high)
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of the (non-nan) replicates without interpolation: the low end is the smallest
+    replicate with at least a (1 - confidence)/2 share of the replicates at or below it, the high end its
+    mirror image, so that the interval excludes zero exactly when ``bootstrap_p`` < 1 - confidence."""
+    x = np.sort(np.asarray(replicates, dtype=np.float64)[~np.isnan(replicates)])
+    if not len(x):
+        return float("nan"), float("nan")
+    tail = (1 - confidence) / 2
+    k = max(0, min(len(x) - 1, int(np.ceil(tail * len(x) - 1e-9)) - 1))
+    return float(x[k]), float(x[len(x) - 1 - k])
+
+
+def bootstrap_p(replicates: np.ndarray) -> float:
+    """Two-sided p-value of "the difference is zero" from the paired bootstrap's replicates: twice the smaller
+    share of replicates on either side of zero (zero counted on both), p = 2 min(#{d* <= 0}, #{d* >= 0}) / B,
+    at most 1: the smallest 1 - confidence at which ``percentile_interval`` excludes zero. It follows the
+    interval's resampling of items and seeds, so the two never disagree."""
+    x = np.asarray(replicates, dtype=np.float64)
+    x = x[~np.isnan(x)]
+    if not len(x):
+        return float("nan")
+    return float(min(1.0, 2.0 * min(np.sum(x <= 0), np.sum(x >= 0)) / len(x)))
 
 
 def bootstrap_interval(
@@ -331,7 +376,7 @@ def bootstrap_interval(
 ) -> Estimate:
     """The metric on all items (mean over seeds) with its percentile bootstrap interval: each replicate
     draws the items with replacement (and the seeds with replacement) and recomputes the metric."""
-    items_rng, seeds_rng, _ = _generators(seed)
+    items_rng, seeds_rng = _generators(seed)
     seed_draw = _seed_draws(seeds_rng, scores.seeds, resamples)
     replicates = np.concatenate(
         [
@@ -339,7 +384,7 @@ def bootstrap_interval(
             for start, draws in _chunks(_item_draws(items_rng, scores.items, resamples))
         ]
     )
-    low, high = _interval(replicates, confidence)
+    low, high = percentile_interval(replicates, confidence)
     se = float(np.nanstd(replicates, ddof=1))
     return Estimate(scores.value, low, high, se, scores.items, scores.seeds, confidence, resamples)
 
@@ -365,7 +410,6 @@ def paired_bootstrap(
     seed: SeedLike = 0,
     resamples: int = 2000,
     confidence: float = 0.95,
-    permutations: int = 2000,
     alpha: float = 0.05,
     power: float = 0.8,
 ) -> Comparison:
@@ -373,10 +417,11 @@ def paired_bootstrap(
     over its seeds), its percentile interval from replicates that draw the items once for both models
     (with replacement) and the seeds of each model with replacement (paired by position when both have
     the same number of seeds > 1, as runs with the same seed share their data order; a single-seed model,
-    such as an untrained one, is itself in every replicate), the permutation p-value and the smallest
-    detectable difference (``detectable_difference`` of the replicates' standard deviation)."""
+    such as an untrained one, is itself in every replicate), its p-value from the same replicates
+    (``bootstrap_p``) and the smallest detectable difference (``detectable_difference`` of the replicates'
+    standard deviation)."""
     _check_paired(a, b)
-    items_rng, seeds_rng, _ = _generators(seed)
+    items_rng, seeds_rng = _generators(seed)
     seed_a = _seed_draws(seeds_rng, a.seeds, resamples)
     seed_b = seed_a if a.seeds == b.seeds else _seed_draws(seeds_rng, b.seeds, resamples)
     parts = []
@@ -387,34 +432,10 @@ def paired_bootstrap(
             - _over_seeds(b.statistic(b.outputs, draws), seed_b[start:stop])
         )
     replicates = np.concatenate(parts)
-    low, high = _interval(replicates, confidence)
+    low, high = percentile_interval(replicates, confidence)
     se = float(np.nanstd(replicates, ddof=1))
     estimate = a.value - b.value
     difference = Difference(float(estimate), low, high, a.items, confidence)
-    p = permutation_p_value(a, b, seed, permutations)
-    return Comparison(
-        difference, p, se, detectable_difference(se, alpha, power), (a.seeds, b.seeds), resamples, permutations
-    )
-
-
-def permutation_p_value(a: ItemScores, b: ItemScores, seed: SeedLike = 0, permutations: int = 2000) -> float:
-    """Two-sided paired permutation test of "a and b are exchangeable item by item". Each model's output
-    per item is its mean over seeds; T = metric(a) - metric(b) on all items; each permutation swaps the two
-    models' outputs of every item with probability 1/2 and recomputes T*; p = (1 + #{|T*| >= |T|}) /
-    (1 + permutations), so p > 0 always and p = 1 when a and b give the same outputs. (With several seeds and
-    a metric that is not a mean, T is the metric of the seed-mean outputs: a valid test statistic, which can
-    differ slightly from the reported mean over seeds.)"""
-    _check_paired(a, b)
-    _, _, rng = _generators(seed)
-    xa, xb = a.outputs.mean(0), b.outputs.mean(0)
-    everything = np.arange(a.items)[None]
-    observed = a.statistic(xa[None], everything)[0, 0] - b.statistic(xb[None], everything)[0, 0]
-    tolerance = 1e-12 * max(1.0, abs(observed))
-    chunk = max(1, _DRAW_ELEMENTS // a.items)
-    extreme = 0
-    for start in range(0, permutations, chunk):
-        swap = rng.random((min(chunk, permutations - start), a.items)) < 0.5
-        pa, pb = np.where(swap, xb, xa), np.where(swap, xa, xb)
-        t = a.statistic(pa, everything)[:, 0] - b.statistic(pb, everything)[:, 0]
-        extreme += int(np.sum(np.abs(t) >= abs(observed) - tolerance))
-    return (1 + extreme) / (1 + permutations)
+    p = bootstrap_p(replicates)
+    detectable = detectable_difference(se, alpha, power)
+    return Comparison(difference, p, se, detectable, (a.seeds, b.seeds), resamples, replicates)
