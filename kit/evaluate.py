@@ -3,8 +3,10 @@
 
 A MODEL is an offline alias (``minilm``, ``tiny-random-bert``, ``pubmed-bert-mini``, ...), a Hugging Face
 name, a local model folder or a sentence-transformers folder. The first MODEL is the baseline: every other
-one gets its paired difference to it on every task (interval, permutation p-value, smallest detectable
-difference), marked ``*`` when the interval excludes zero. The console gets one line per (model, task)
+one gets its paired difference to it on every task (interval, p-value from the same bootstrap, smallest
+detectable difference), and ``--compare A B`` adds the difference A - B. The comparisons on the tasks' main
+metrics are one family, corrected by ``--correction`` (Holm by default): ``*`` marks a difference whose
+adjusted p-value is below 1 - confidence. The console gets one line per (model, task)
 with its time, then the table; ``DIR/evaluation.html`` holds the same table, every metric and the task
 declarations, and ``DIR/evaluation.json`` every number with the settings and versions. Embeddings are
 cached per model checkpoint and text list (``kit.evaluation.embeddings``), so a second run of a model only
@@ -22,13 +24,14 @@ from pathlib import Path
 from kit.core.cli import Parser, checked, integer, number, output_folder
 from kit.core.files import write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
-from kit.evaluation.suite import SuiteResult, evaluate
+from kit.evaluation.families import CORRECTIONS
+from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import GROUPS, TASKS, select
 from kit.paths import REPORTS, shown
-from kit.report.evaluation_page import render_html, text_table, title
+from kit.report.evaluation_page import legend, render_html, text_table, title
 
-MIN_DRAWS = 100  # resamples, permutations: below 100 a 95% interval ends on fewer than three draws, p on 0.01
+MIN_DRAWS = 100  # resamples: below 100 a 95% interval ends on fewer than three draws, p on 0.02
 
 
 class Console:
@@ -77,9 +80,7 @@ def parser() -> Parser:
         default=str(REPORTS / "evaluation"),
         help="output folder (default: reports/evaluation)",
     )
-    ap.add_argument(
-        "--seed", type=integer(0), default=0, help="seed of the bootstrap and permutation draws, 0 or more (default 0)"
-    )
+    ap.add_argument("--seed", type=integer(0), default=0, help="seed of the bootstrap draws, 0 or more (default 0)")
     ap.add_argument(
         "--resamples",
         type=integer(MIN_DRAWS),
@@ -87,10 +88,19 @@ def parser() -> Parser:
         help=f"bootstrap resamples, at least {MIN_DRAWS} (default 2000)",
     )
     ap.add_argument(
-        "--permutations",
-        type=integer(MIN_DRAWS),
-        default=2000,
-        help=f"permutations of the p-value, at least {MIN_DRAWS} (default 2000)",
+        "--compare",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("MODEL", "BASELINE"),
+        help="also compare MODEL with BASELINE (both among the models; repeat for more pairs)",
+    )
+    ap.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="holm",
+        help="correction for the number of comparisons: holm (family-wise error, default), bh (false discovery "
+        "rate) or none",
     )
     ap.add_argument(
         "--confidence", type=number(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
@@ -131,12 +141,16 @@ def parser() -> Parser:
 
 
 def checked_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks, after what argparse cannot check one value at a time: no model named twice, and every task's
-    dataset read (a missing or malformed one is refused before any model runs). Raises ``ValueError``
-    naming the argument."""
+    """The tasks, after what argparse cannot check one value at a time: no model named twice, every pair of
+    ``--compare`` among the models, and every task's dataset read (a missing or malformed one is refused before
+    any model runs). Raises ``ValueError`` naming the argument."""
     twice = sorted({m for m in args.models if args.models.count(m) > 1})
     if twice:
         raise ValueError(f"argument models: {', '.join(twice)} named twice; name each model once")
+    try:
+        comparison_pairs(args.models, [tuple(pair) for pair in args.compare])
+    except ValueError as err:
+        raise ValueError(f"argument --compare: {err}") from None
     tasks = select(args.tasks)
     for task in tasks:
         try:
@@ -174,17 +188,17 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.models
         }
         say(f"{len(args.models)} model(s), {len(tasks)} task(s): {', '.join(t.name for t in tasks)}")
-        result = evaluate(embedders, tasks, args.seed, args.resamples, args.permutations, args.confidence, progress=say)
+        pairs = [tuple(pair) for pair in args.compare]
+        result = evaluate(
+            embedders, tasks, args.seed, args.resamples, args.confidence, pairs, args.correction, progress=say
+        )
     except (OSError, ValueError) as err:  # a model that fails to load or to run
         print(f"kit.evaluate: error: {err}", file=sys.stderr)
         return 1
     say(f"done in {result.seconds:.1f}s")
     print(f"\n{title(result.models)}: scores x100 [{result.confidence:.0%} bootstrap interval]\n")
     print(text_table(result.rows()))
-    print(
-        f"\n* the paired {result.confidence:.0%} interval excludes zero; p: paired permutation test; detectable: "
-        "smallest difference detectable with 80% power at alpha 0.05"
-    )
+    print(f"\n{legend(result)}")
     out = Path(args.out)
     about = [e.about for e in embedders.values()]
     write_text_atomic(out / "evaluation.html", render_html(result, about))

@@ -136,9 +136,9 @@ class ProbeTask(Task):
         parts = (self.parts.train, self.parts.dev, self.parts.test)
         return (unique([t for part in parts for column in part.texts for t in column])[0],)
 
-    def item_texts(self) -> list[str]:
-        """The test part's texts: what the items are (a probe's training texts are not its items)."""
-        return [t for column in self.parts.test.texts for t in column]
+    def item_texts(self) -> list[tuple[str, ...]]:
+        """The test examples' texts: what the items are (a probe's training texts are not its items)."""
+        return list(zip(*self.parts.test.texts))
 
     def fit(self, embeddings: tuple[np.ndarray]) -> ProbeFit:
         """The probe on the embeddings of ``texts()``: fitted on train, C chosen on dev, scored on test."""

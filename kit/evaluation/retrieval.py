@@ -138,6 +138,11 @@ class RetrievalTask(Task):
         queries, candidates, _ = self.pool
         return queries, candidates
 
+    def item_texts(self) -> list[tuple[str, ...]]:
+        """Each query with its relevant targets."""
+        queries, candidates, relevant = self.pool
+        return [(q, *(candidates[c] for c in r)) for q, r in zip(queries, relevant)]
+
     def describe(self) -> dict:
         return {**super().describe(), "candidates": self.candidates}
 

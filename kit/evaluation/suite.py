@@ -1,6 +1,8 @@
 """Scoring models on the suite: every (model, task) scored once from its (cached) embeddings, every score
-with its bootstrap interval, and every model after the first compared with the first (the baseline):
-paired bootstrap interval of the difference, permutation p-value, smallest detectable difference.
+with its bootstrap interval, and every model after the first compared with the first (the baseline), and any
+other pair asked for: the paired bootstrap interval of the difference, its p-value from the same replicates
+and the smallest detectable difference, each comparison on a task's main metric corrected within the family
+of all of them (``kit.evaluation.families``).
 
 A model is an ``Embedder`` (or any function texts -> embeddings), or a list of them (one per seed of a
 trained row): the seeds' item outputs are stacked and the bootstrap resamples seeds and items together.
@@ -13,12 +15,13 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from kit.evaluation.bootstrap import (
     Comparison,
+    Difference,
     Estimate,
     ItemScores,
     bootstrap_interval,
@@ -26,6 +29,7 @@ from kit.evaluation.bootstrap import (
     paired_bootstrap,
 )
 from kit.evaluation.embeddings import Embedder
+from kit.evaluation.families import Adjusted, correct
 from kit.evaluation.task import Task
 
 
@@ -48,17 +52,37 @@ def score_task(model: Embed | Sequence[Embed], task: Task) -> dict[str, ItemScor
     return {metric: ItemScores.stack([s[metric] for s in scored]) for metric in task.metrics}
 
 
+Pair = tuple[str, str]
+"""(model, baseline): a comparison of model minus baseline."""
+
+
+def comparison_pairs(models: Sequence[str], extra: Sequence[Pair] = ()) -> list[Pair]:
+    """Every model after the first against the first, then ``extra`` pairs; a pair named already, in either
+    order, once. Raises ``ValueError`` on a pair naming an unknown model or one model twice."""
+    out: dict[frozenset[str], Pair] = {}
+    for a, b in [*((m, models[0]) for m in models[1:]), *extra]:
+        unknown = [m for m in (a, b) if m not in models]
+        if unknown or a == b:
+            raise ValueError(
+                f"comparison {a} - {b}: " + (f"{unknown[0]} is not one of the models" if unknown else "the same model")
+            )
+        out.setdefault(frozenset((a, b)), (a, b))
+    return list(out.values())
+
+
 @dataclass
 class TaskResult:
-    """One task's results: per model and metric the item scores and the estimate; per model other than
-    the baseline and metric the comparison with the baseline; the seconds each model took to embed and score
-    (its model's loading included, for the first task that encodes), the texts it encoded and read from the
-    cache, and the seconds of the task's intervals."""
+    """One task's results: per model and metric the item scores and the estimate; per compared pair and
+    metric the paired comparison, and on the main metric its result within the family of every comparison
+    of the run (``adjusted``); the seconds each model took to embed and score (its model's loading included,
+    for the first task that encodes), the texts it encoded and read from the cache, and the seconds of the
+    task's intervals."""
 
     task: Task
     scores: dict[str, dict[str, ItemScores]] = field(default_factory=dict, repr=False)
     estimates: dict[str, dict[str, Estimate]] = field(default_factory=dict)
-    comparisons: dict[str, dict[str, Comparison]] = field(default_factory=dict)
+    comparisons: dict[Pair, dict[str, Comparison]] = field(default_factory=dict)
+    adjusted: dict[Pair, Adjusted] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     texts: dict[str, tuple[int, int]] = field(default_factory=dict)
     interval_seconds: float = 0.0
@@ -68,10 +92,11 @@ class TaskResult:
 class SuiteResult:
     models: list[str]
     tasks: list[TaskResult]
+    pairs: list[Pair]
     seed: int
     resamples: int
-    permutations: int
     confidence: float
+    correction: str
     seconds: float = 0.0
 
     @property
@@ -79,9 +104,10 @@ class SuiteResult:
         return self.models[0]
 
     def rows(self, scale: float = 100.0, digits: int = 2) -> list[dict]:
-        """One row per (task, model) on the task's main metric, x``scale``: the score with its interval and,
-        for every model but the baseline, the difference with its interval, ``*`` when the interval excludes
-        zero, the p-value and the smallest detectable difference."""
+        """One row per (task, model) on the task's main metric, x``scale``, with its score and interval; a
+        model compared with others gets a row per comparison: the difference with its interval, the p-value,
+        the interval and adjusted p-value within the family (``*`` where the adjusted result is significant)
+        and the smallest difference detectable at the family's level."""
         out = []
         for result in self.tasks:
             task, metric = result.task, result.task.main_metric
@@ -94,17 +120,30 @@ class SuiteResult:
                     "seen by": ", ".join(task.seen_by) or "-",
                     "model": model,
                     "score": f"{estimate:.{digits}f}",
-                    f"vs {self.baseline}": "baseline",
+                    "vs": "",
+                    "difference": "",
                     "p": "",
+                    **({"family interval": "", f"p ({self.correction})": ""} if self.correction != "none" else {}),
                     "detectable": "",
                 }
-                if model in result.comparisons:
-                    c = result.comparisons[model][metric].scaled(scale)
-                    row[f"vs {self.baseline}"] = f"{c.difference:.{digits}f}" + (" *" if c.excludes_zero else "")
-                    row["p"] = format_p(c.p_value, c.permutations)
-                    row["detectable"] = f"{c.detectable:.{digits}f}"
-                out.append(row)
+                pairs = [pair for pair in self.pairs if pair[0] == model]
+                out += [row] if not pairs else [self._compared(row, result, pair, scale, digits) for pair in pairs]
         return out
+
+    def _compared(self, row: dict, result: TaskResult, pair: Pair, scale: float, digits: int) -> dict:
+        c = result.comparisons[pair][result.task.main_metric].scaled(scale)
+        a = result.adjusted[pair]
+        mark = " *" if a.significant else ""
+        row = {**row, "vs": pair[1], "difference": f"{c.difference:.{digits}f}", "p": format_p(c.p_value, c.resamples)}
+        if self.correction == "none":
+            row["p"] += mark
+        else:
+            row["family interval"] = (
+                f"{Difference(c.estimate, a.low * scale, a.high * scale, c.difference.n):.{digits}f}"
+            )
+            row[f"p ({self.correction})"] = format_p(a.p, c.resamples) + mark
+        row["detectable"] = f"{a.detectable * scale:.{digits}f}"
+        return row
 
     def to_dict(self) -> dict:
         """Every number (on the metrics' own 0-1 scale), the settings and each task's declaration."""
@@ -116,10 +155,15 @@ class SuiteResult:
                     model: {metric: _estimate(e) for metric, e in metrics.items()}
                     for model, metrics in result.estimates.items()
                 },
-                "comparisons": {
-                    model: {metric: _comparison(c) for metric, c in metrics.items()}
-                    for model, metrics in result.comparisons.items()
-                },
+                "comparisons": [
+                    {
+                        "model": a,
+                        "baseline": b,
+                        **{metric: _comparison(c) for metric, c in metrics.items()},
+                        "family": asdict(result.adjusted[(a, b)]),
+                    }
+                    for (a, b), metrics in result.comparisons.items()
+                ],
                 "seconds": {model: round(s, 2) for model, s in result.seconds.items()},
                 "texts_encoded": {model: n[0] for model, n in result.texts.items()},
                 "interval_seconds": round(result.interval_seconds, 2),
@@ -127,13 +171,16 @@ class SuiteResult:
         return {
             "models": self.models,
             "baseline": self.baseline,
+            "comparisons": [list(pair) for pair in self.pairs],
             "seed": self.seed,
             "resamples": self.resamples,
-            "permutations": self.permutations,
             "confidence": self.confidence,
+            "correction": self.correction,
             "interval": "percentile bootstrap over the task's items (and seeds); differences paired: the same "
-            "item draws for both models; p: paired permutation test (two-sided); detectable: 2.80 x the "
-            "bootstrap standard error of the difference (80% power at alpha 0.05)",
+            "item draws for both models; p: the share of paired replicates beyond zero, two-sided (the same "
+            "resampling as the interval); family: every comparison on every task's main metric, corrected by "
+            f"{self.correction}, with intervals and detectable differences at the family's level; detectable: "
+            "(z_(1-alpha/2) + z_0.8) x the bootstrap standard error of the difference",
             "seconds": round(self.seconds, 2),
             "tasks": tasks,
         }
@@ -166,12 +213,16 @@ def evaluate(
     tasks: Sequence[Task],
     seed: int = 0,
     resamples: int = 2000,
-    permutations: int = 2000,
     confidence: float = 0.95,
+    pairs: Sequence[Pair] = (),
+    correction: str = "holm",
     progress: Callable[[str], None] | None = None,
 ) -> SuiteResult:
-    """Score every model on every task; the first model is the baseline of the comparisons. ``progress``
-    receives one line per (model, task) with its time, and one per task for its intervals."""
+    """Score every model on every task and compare every model after the first with the first, and each of
+    ``pairs`` (``comparison_pairs``); the comparisons on the tasks' main metrics are one family, corrected by
+    ``correction`` (``kit.evaluation.families``). ``progress`` receives one line per (model, task) with its
+    time, and one per task for its intervals."""
+    compared = comparison_pairs(list(models), pairs)
     say = progress or (lambda line: None)
     started = time.perf_counter()
     results = [TaskResult(task) for task in tasks]
@@ -190,19 +241,30 @@ def evaluate(
         for run in runs:
             if isinstance(run, Embedder):
                 run.release()
-    baseline = next(iter(models))
     for result in results:
         t = time.perf_counter()
         stream = task_seed(seed, result.task)
-        for name, metrics in result.scores.items():
+        scores = result.scores
+        for name, metrics in scores.items():
             result.estimates[name] = {
                 m: bootstrap_interval(s, stream, resamples, confidence) for m, s in metrics.items()
             }
-            if name != baseline:
-                result.comparisons[name] = {
-                    m: paired_bootstrap(s, result.scores[baseline][m], stream, resamples, confidence, permutations)
-                    for m, s in metrics.items()
-                }
+        for a, b in compared:
+            result.comparisons[(a, b)] = {
+                m: paired_bootstrap(s, scores[b][m], stream, resamples, confidence) for m, s in scores[a].items()
+            }
         result.interval_seconds = time.perf_counter() - t
         say(f"intervals · {result.task.name}: {result.interval_seconds:.1f}s")
-    return SuiteResult(list(models), results, seed, resamples, permutations, confidence, time.perf_counter() - started)
+    family = [(r, pair, r.comparisons[pair][r.task.main_metric]) for r in results for pair in compared]
+    corrected = correct(
+        [c.p_value for *_, c in family],
+        [c.replicates for *_, c in family],
+        [c.se for *_, c in family],
+        correction,
+        confidence,
+    )
+    for (result, pair, _), adjusted in zip(family, corrected):
+        result.adjusted[pair] = adjusted
+    return SuiteResult(
+        list(models), results, compared, seed, resamples, confidence, correction, time.perf_counter() - started
+    )

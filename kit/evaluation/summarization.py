@@ -48,7 +48,7 @@ class SummaryRougeTask(Task):
     ``SummaryPairs``), a row's outputs are the ROUGE-1/2/L F1 of its summary of each question against the
     gold summary (``rouge_items``), and each metric is their mean (``Mean``). ``rouge`` is the main metric,
     the one ``kit.evaluation.rows.compare`` compares: one task per ROUGE variant gives each its intervals.
-    ``texts()`` is the test CHQs, so that overlap checks see them. Outputs come from generated summaries
+    ``texts()`` and ``item_texts()`` are the test CHQs. Outputs come from generated summaries
     (``score_summaries``), not from embeddings."""
 
     rouge: str = "rougeL"
@@ -66,6 +66,9 @@ class SummaryRougeTask(Task):
 
     def texts(self) -> tuple[list[str]]:
         return (list(self.data.chq),)
+
+    def item_texts(self) -> list[tuple[str, ...]]:
+        return [(q,) for q in self.data.chq]
 
     def score(self, embeddings: tuple[np.ndarray, ...]) -> dict[str, ItemScores]:
         raise NotImplementedError(f"{self.name} is scored from generated summaries: score_summaries(summaries)")

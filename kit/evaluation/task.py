@@ -63,10 +63,11 @@ class Task:
     def texts(self) -> tuple[list[str], ...]:
         raise NotImplementedError
 
-    def item_texts(self) -> list[str]:
-        """The texts the items are made of (a probe's are its test examples, not the texts it trains on):
-        what is checked for overlap with the data a study selected its checkpoints on."""
-        return [t for texts in self.texts() for t in texts]
+    def item_texts(self) -> list[tuple[str, ...]]:
+        """Every item's texts, in item order (a pair's two texts, a query and its relevant targets, a probe's test
+        example): an item sharing one with the data a study selected its checkpoints on is left out of its
+        report (``kit.evaluation.rows.shared_items``)."""
+        raise NotImplementedError
 
     def score(self, embeddings: tuple[np.ndarray, ...]) -> dict[str, ItemScores]:
         raise NotImplementedError
@@ -113,6 +114,9 @@ class PairCosineTask(Task):
     def texts(self) -> tuple[list[str]]:
         first, second = self.pairs()
         return (unique(list(first) + list(second))[0],)
+
+    def item_texts(self) -> list[tuple[str, ...]]:
+        return list(zip(*self.pairs()))
 
     def score(self, embeddings: tuple[np.ndarray]) -> dict[str, ItemScores]:
         first, second = self.pairs()

@@ -1,6 +1,6 @@
 """What ``python -m kit.evaluate`` writes: the console's text table and the self-contained HTML page.
 
-The page holds the suite table (every model against the first, with intervals), every metric, the models
+The page holds the suite table (every comparison, with intervals, corrected as a family), every metric, the models
 and the task declarations; plain HTML, no scripts, links relative to the page (``evaluation.json`` beside it).
 """
 
@@ -10,7 +10,7 @@ import html
 
 from kit.evaluation.suite import SuiteResult
 
-NUMERIC = ("items", "score", "p", "detectable")
+NUMERIC = ("items", "score", "difference", "family interval", "p", "detectable")
 
 
 def text_table(rows: list[dict]) -> str:
@@ -23,7 +23,7 @@ def text_table(rows: list[dict]) -> str:
 
     def line(values):
         return "  ".join(
-            v.rjust(w) if c in NUMERIC or c.startswith("vs ") else v.ljust(w)
+            v.rjust(w) if c in NUMERIC or c.startswith("p (") else v.ljust(w)
             for c, v, w in zip(columns, values, widths)
         ).rstrip()
 
@@ -31,7 +31,8 @@ def text_table(rows: list[dict]) -> str:
 
 
 def all_metric_rows(result: SuiteResult, scale: float = 100.0, digits: int = 2) -> list[dict]:
-    """One row per (task, metric, model): every metric with its interval, and the difference to the baseline."""
+    """One row per (task, metric, model): every metric with its interval, and per comparison of the model its
+    difference with the interval and p-value of the comparison alone (the family is the main metrics')."""
     rows = []
     for r in result.tasks:
         for metric in r.task.metrics:
@@ -41,12 +42,18 @@ def all_metric_rows(result: SuiteResult, scale: float = 100.0, digits: int = 2) 
                     "metric": r.task.metric_labels[metric],
                     "model": model,
                     "score": f"{r.estimates[model][metric].scaled(scale):.{digits}f}",
-                    f"vs {result.baseline}": "baseline",
+                    "vs": "",
+                    "difference": "",
                 }
-                if model in r.comparisons:
-                    c = r.comparisons[model][metric].scaled(scale)
-                    row[f"vs {result.baseline}"] = f"{c:.{digits}f}" + (" *" if c.excludes_zero else "")
-                rows.append(row)
+                pairs = [pair for pair in result.pairs if pair[0] == model]
+                rows += (
+                    [row]
+                    if not pairs
+                    else [
+                        {**row, "vs": b, "difference": f"{r.comparisons[(a, b)][metric].scaled(scale):.{digits}f}"}
+                        for a, b in pairs
+                    ]
+                )
     return rows
 
 
@@ -57,7 +64,7 @@ def html_table(rows: list[dict]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
 
     def cell(column, value):
-        numeric = column in NUMERIC or column.startswith("vs ")
+        numeric = column in NUMERIC or column.startswith("p (")
         return f'<td class="{"num" if numeric else "text"}">{html.escape(str(value))}</td>'
 
     body = "".join("<tr>" + "".join(cell(c, r[c]) for c in columns) + "</tr>" for r in rows)
@@ -68,6 +75,30 @@ def title(models: list[str]) -> str:
     return f"kit.evaluate: {models[0]} (baseline)" + "".join(f" vs {m}" for m in models[1:])
 
 
+def legend(result: SuiteResult) -> str:
+    """What ``*``, p and detectable mean in the table."""
+    conf = f"{result.confidence:.0%}"
+    family = len(result.pairs) * len(result.tasks)
+    if result.correction == "none" or family <= 1:
+        star = f"* p < {1 - result.confidence:.2g} (the paired {conf} interval excludes zero); no correction"
+    else:
+        star = (
+            f"* significant after {'Holm' if result.correction == 'holm' else 'Benjamini-Hochberg'}'s correction "
+            f"over the {family} comparisons on the tasks' main metrics (p ({result.correction}) < "
+            f"{1 - result.confidence:.2g}); family interval: at the family's level"
+            + (
+                " (Bonferroni's, which can reach zero where Holm's step-down rejects)"
+                if result.correction == "holm"
+                else ""
+            )
+        )
+    return (
+        f"{star}. p: twice the share of paired bootstrap replicates beyond zero, so p < {1 - result.confidence:.2g} "
+        f"exactly when the {conf} interval excludes zero. detectable: the smallest difference detected with 80% "
+        "power at the family's level."
+    )
+
+
 def render_html(result: SuiteResult, about: list[dict]) -> str:
     """The report page: the suite table, every metric, the models and the task declarations. Plain HTML,
     no scripts, links relative to the page (evaluation.json beside it)."""
@@ -75,11 +106,9 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     method = (
         f"Scores x100 with {conf} percentile bootstrap intervals ({result.resamples:,} resamples of the task's "
         f"items, seed {result.seed}). Every model after the first is compared with the first, "
-        f"{html.escape(result.baseline)}: the paired difference (both models scored on the same item draws) "
-        f"with its {conf} interval, marked * when the interval excludes zero; p is a two-sided paired "
-        f"permutation test ({result.permutations:,} permutations, swapping the two models' outputs item by "
-        "item); detectable is the smallest true difference this comparison would detect with 80% power at "
-        "alpha 0.05 (2.80 x the bootstrap standard error of the difference)."
+        f"{html.escape(result.baseline)}, and each pair asked for with --compare: the paired difference (both "
+        f"models scored on the same item draws) with its {conf} interval and its p-value from the same replicates. "
+        + html.escape(legend(result))
     )
     models = "".join(
         f"<li><b>{html.escape(a['name'])}</b>: {html.escape(a.get('description', ''))}; pooler "
@@ -111,8 +140,7 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
         f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title(result.models))}'
         f"</title><style>{style}</style></head><body>\n<h1>{html.escape(title(result.models))}</h1>\n"
         f"<p>{method}</p>\n{html_table(result.rows())}\n"
-        f"<p>* the paired {conf} interval of the difference excludes zero. A task is 'seen by' the studies "
-        "that train on its data: report it apart for them.</p>\n"
+        "<p>A task is 'seen by' the studies that train on its data: report it apart for them.</p>\n"
         f"<h2>Every metric</h2>\n{html_table(all_metric_rows(result))}\n"
         f"<h2>Models</h2>\n<ul>{models}</ul>\n<h2>Tasks</h2>\n{html_table(declarations)}\n"
         f'<p>Every number, the settings and the versions: <a href="evaluation.json">evaluation.json</a>. '

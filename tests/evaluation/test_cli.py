@@ -39,15 +39,46 @@ def test_the_console_shows_a_line_per_model_and_task_then_the_table(evaluated):
             assert any(line.startswith("[kit.evaluate ") and f"{model} · {task}: " in line for line in out.splitlines())
     table = out[out.index("task ") :].splitlines()
     assert table[0].split() == [
-        *("task", "items", "metric", "seen", "by", "model", "score", "vs", "tiny-random-bert", "p", "detectable")
+        *("task", "items", "metric", "seen", "by", "model", "score", "vs", "difference", "p"),
+        *("family", "interval", "p", "(holm)", "detectable"),
     ]
     rows = table[2:6]
     assert [r.split()[0] for r in rows] == ["biosses-test", "biosses-test", "rqe-test", "rqe-test"]
     assert [" minilm " in r for r in rows] == [False, True] * 2 and "tiny-random-bert" in rows[0]
-    assert rows[0].endswith("baseline") and rows[2].endswith("baseline")
-    # minilm's rows: its score [interval], the difference [interval] and p, detectable
-    assert rows[1].count("[") == 2 and rows[3].count("[") == 2
-    assert "* the paired 95% interval excludes zero" in out
+    # minilm's rows: its score [interval], the difference [interval], p, the family interval, Holm's p, detectable
+    assert rows[1].count("[") == 3 and rows[3].count("[") == 3
+    assert "significant after Holm's correction over the 2 comparisons" in out
+
+
+def test_a_pair_asked_for_joins_the_family_and_the_correction_can_be_changed(tmp_path):
+    done = run(
+        [
+            "tiny-random-bert",
+            "minilm",
+            "pubmed-bert-mini",
+            "--tasks",
+            "biosses-all",
+            "--out",
+            str(tmp_path / "o"),
+            "--compare",
+            "pubmed-bert-mini",
+            "minilm",
+            "--correction",
+            "bh",
+        ],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((tmp_path / "o" / "evaluation.json").read_text(encoding="utf-8"))
+    pairs = [(c["model"], c["baseline"]) for c in record["tasks"]["biosses-all"]["comparisons"]]
+    assert pairs == [
+        ("minilm", "tiny-random-bert"),
+        ("pubmed-bert-mini", "tiny-random-bert"),
+        ("pubmed-bert-mini", "minilm"),
+    ]
+    assert record["correction"] == "bh"
+    assert {c["family"]["size"] for c in record["tasks"]["biosses-all"]["comparisons"]} == {3}
+    assert "p (bh)" in done.stdout and "Benjamini-Hochberg" in done.stdout
 
 
 def test_the_html_page_names_the_models_and_holds_the_table_with_relative_paths_only(evaluated):
@@ -69,9 +100,11 @@ def test_the_json_record_holds_every_number_and_the_settings(evaluated):
     assert rqe["declaration"]["items"] == 230
     score = rqe["scores"]["minilm"]["ap"]
     assert score["low"] <= score["value"] <= score["high"]
-    comparison = rqe["comparisons"]["minilm"]["ap"]
-    assert {"difference", "low", "high", "p_value", "detectable", "excludes_zero"} <= set(comparison)
-    assert "tiny-random-bert" not in rqe["comparisons"]
+    [comparison] = rqe["comparisons"]
+    assert (comparison["model"], comparison["baseline"]) == ("minilm", "tiny-random-bert")
+    assert {"difference", "low", "high", "p_value", "detectable", "excludes_zero"} <= set(comparison["ap"])
+    assert {"p", "low", "high", "confidence", "size", "significant"} <= set(comparison["family"])
+    assert comparison["family"]["size"] == 2 and record["correction"] == "holm"
 
 
 def test_a_second_run_reads_every_embedding_from_the_cache(evaluated):

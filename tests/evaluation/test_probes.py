@@ -40,7 +40,7 @@ def test_probe_tasks_are_capped_seeded_and_keep_cmedqa_selection_apart():
     assert [t.texts() for t in a] == [t.texts() for t in b]
     for t in a:
         assert (len(t.parts.train), len(t.parts.dev), len(t.parts.test), t.items) == (50, 20, 20, 20)
-        assert t.item_texts() == [x for column in t.parts.test.texts for x in column]
+        assert t.item_texts() == list(zip(*t.parts.test.texts))
     qa = a[2].parts
     assert qa.train.split == "dev[:80%]" and qa.dev.split == "dev[80%:]" and qa.test.split == "test"
     assert not set(zip(*qa.train.texts)) & set(zip(*qa.dev.texts))

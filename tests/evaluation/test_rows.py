@@ -32,7 +32,8 @@ LABELS = {"good": "SimCSE", "same": "+ nothing", "shuffled": "+ shuffled", "star
 
 @pytest.fixture(scope="module")
 def compared():
-    return rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, permutations=400)
+    lines = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400)
+    return rows.SuiteReport(lines, [BIOSSES_ALL], "a study", "RQE validation").compared
 
 
 def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
@@ -60,7 +61,7 @@ def test_a_verdict_takes_its_direction_from_the_interval(compared):
     at = odd.row == "shuffled"
     odd.loc[at, ["difference", "low", "high"]] = [-0.1, 0.2, 0.5]
     line = rows.verdicts(odd, BIOSSES_ALL.name)[2]
-    assert "better, the interval excludes zero" in line
+    assert "better, significant" in line
 
 
 def test_a_row_identical_to_its_baseline_differs_by_zero_and_a_shuffled_one_is_significantly_worse(compared):
@@ -78,22 +79,30 @@ def test_rows_without_a_baseline_get_a_score_interval_only(compared):
 
 
 def test_the_same_seed_gives_the_same_table(compared):
-    again = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, permutations=400)
-    assert again.equals(compared)
+    again = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400)
+    again = rows.SuiteReport(again, [BIOSSES_ALL], "a study", "RQE validation").compared
+    assert again.drop(columns="replicates").equals(compared.drop(columns="replicates"))
+    assert all(np.array_equal(a, b) for a, b in zip(again.replicates, compared.replicates) if isinstance(a, np.ndarray))
 
 
-def test_verdicts_are_written_from_the_intervals(compared):
+def test_verdicts_are_written_from_the_adjusted_results(compared):
     lines = rows.verdicts(compared, BIOSSES_ALL.name)
     assert len(lines) == 3
     good, same, shuffled = lines  # in the order of the rows
     assert same == "+ nothing vs SimCSE: the same output on every item, no difference"
-    assert shuffled.startswith("+ shuffled vs SimCSE: −") and "worse, the interval excludes zero" in shuffled
+    assert shuffled.startswith("+ shuffled vs SimCSE: −") and "worse, significant" in shuffled
     row = compared.set_index("row").loc["shuffled"]
-    assert f"detects differences of {row.detectable:.1f} or more" in shuffled
+    assert (
+        "Holm over the 3 comparisons of its family" in shuffled and f"{100 * (1 - 0.05 / 3):.4g}% interval" in shuffled
+    )
+    assert f"detects differences of {row.family_detectable:.1f} or more" in shuffled
+    assert row.family_detectable > row.detectable and row.family_low < row.low
 
 
-def test_the_table_marks_differences_whose_interval_excludes_zero(compared):
+def test_the_table_marks_differences_significant_after_the_correction(compared):
     shown = rows.table(compared).droplevel("task")
-    assert shown.loc["+ shuffled", "difference"].endswith(" *")
-    assert not shown.loc["+ nothing", "difference"].endswith("*")
+    assert shown.loc["+ shuffled", "p (holm)"].endswith(" *") and shown.loc["+ shuffled", "family interval"]
+    assert not shown.loc["+ nothing", "p (holm)"].endswith("*")
+    plain = rows.table(compared, correction="none").droplevel("task")
+    assert "p (holm)" not in plain and plain.loc["+ shuffled", "p"].endswith(" *")
     assert shown.loc["starting model", "difference"] == "" and shown.loc["SimCSE", "vs"] == "starting model"

@@ -65,12 +65,11 @@ def test_the_suite_compares_every_model_with_the_first(tmp_path):
         return np.stack([good[t] for t in texts])
 
     lines = []
-    result = evaluate(
-        {"a": embed, "b": embed, "c": [embed, embed]}, [task], resamples=200, permutations=200, progress=lines.append
-    )
+    result = evaluate({"a": embed, "b": embed, "c": [embed, embed]}, [task], resamples=200, progress=lines.append)
     r = result.tasks[0]
-    assert set(r.estimates) == {"a", "b", "c"} and set(r.comparisons) == {"b", "c"}
-    assert r.comparisons["b"]["ap"].p_value == 1.0 and r.estimates["c"]["ap"].seeds == 2
+    assert set(r.estimates) == {"a", "b", "c"} and set(r.comparisons) == {("b", "a"), ("c", "a")}
+    assert r.comparisons[("b", "a")]["ap"].p_value == 1.0 and r.estimates["c"]["ap"].seeds == 2
+    assert r.adjusted[("b", "a")].size == 2 and not r.adjusted[("b", "a")].significant
     assert [line.split(":")[0] for line in lines] == [
         "a · rqe-test",
         "b · rqe-test",
@@ -78,8 +77,26 @@ def test_the_suite_compares_every_model_with_the_first(tmp_path):
         "intervals · rqe-test",
     ]
     rows = result.rows()
-    assert [row["model"] for row in rows] == ["a", "b", "c"] and rows[0]["vs a"] == "baseline"
-    assert result.to_dict()["tasks"]["rqe-test"]["comparisons"]["b"]["ap"]["difference"] == 0.0
+    assert [row["model"] for row in rows] == ["a", "b", "c"] and rows[1]["vs"] == "a" and rows[0]["vs"] == ""
+    [b] = [c for c in result.to_dict()["tasks"]["rqe-test"]["comparisons"] if c["model"] == "b"]
+    assert b["ap"]["difference"] == 0.0 and b["family"]["p"] == 1.0
+
+
+def test_pairs_asked_for_are_compared_besides_the_first_model_and_bad_pairs_are_refused():
+    task = TASKS["biosses-test"]
+    rng = np.random.default_rng(1)
+    vectors = {t: rng.normal(size=8) for t in task.texts()[0]}
+
+    def embed(texts):
+        return np.stack([vectors[t] for t in texts])
+
+    result = evaluate({"a": embed, "b": embed, "c": embed}, [task], resamples=100, pairs=[("c", "b")])
+    assert list(result.tasks[0].comparisons) == [("b", "a"), ("c", "a"), ("c", "b")]
+    assert {a.size for a in result.tasks[0].adjusted.values()} == {3}
+    with pytest.raises(ValueError, match="d is not one of the models"):
+        evaluate({"a": embed, "b": embed}, [task], resamples=100, pairs=[("d", "a")])
+    with pytest.raises(ValueError, match="the same model"):
+        evaluate({"a": embed, "b": embed}, [task], resamples=100, pairs=[("b", "b")])
 
 
 def test_token_batches_keep_the_budget_and_every_text_once():

@@ -21,7 +21,16 @@ BAD_ARGUMENTS = {
     "device gpu": (["--device", "gpu"], "argument --device: device 'gpu' is not one of 'auto', 'cpu', 'mps', 'cuda'"),
     "device cuda:99": (["--device", "cuda:99"], "argument --device: device 'cuda:99'"),
     "resamples 0": (["--resamples", "0"], "argument --resamples: must be an integer >= 100, got 0"),
-    "permutations 0": (["--permutations", "0"], "argument --permutations: must be an integer >= 100, got 0"),
+    "compare an unknown model": (
+        ["--compare", "tiny-random-bert", "minilm"],
+        "argument --compare: comparison tiny-random-bert - minilm: minilm is not one of the models",
+    ),
+    "compare a model with itself": (
+        ["--compare", "tiny-random-bert", "tiny-random-bert"],
+        "argument --compare: comparison tiny-random-bert - tiny-random-bert: the same model",
+    ),
+    "compare one model": (["--compare", "tiny-random-bert"], "argument --compare: expected 2 arguments"),
+    "correction bonferroni": (["--correction", "bonferroni"], "argument --correction: invalid choice: 'bonferroni'"),
     "confidence 1.5": (["--confidence", "1.5"], "argument --confidence: must be a number in (0, 1), got 1.5"),
     "confidence 0": (["--confidence", "0"], "argument --confidence: must be a number in (0, 1), got 0"),
     "confidence 1": (["--confidence", "1"], "argument --confidence: must be a number in (0, 1), got 1"),
