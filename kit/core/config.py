@@ -26,6 +26,12 @@ class TrainSettings:
     lr: float = setting(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
     max_length: int = setting(32, "tokens per training sentence (longer ones are truncated)", min=MIN_MAX_LENGTH)
     temperature: float = setting(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
+    max_grad_norm: float | None = setting(
+        1.0,
+        "clip the gradients' global L2 norm to this before each step, as SimCSE's Hugging Face Trainer and "
+        "sentence-transformers do (None: no clipping)",
+        gt=0,
+    )
     device: str = setting("auto", "auto (CUDA when present), cpu, cuda, cuda:N or mps", available=check_device)
     precision: str = setting(
         "bf16", "on CUDA: bf16 autocast, or fp32 (the eager reference); the CPU always runs fp32", choices=PRECISIONS

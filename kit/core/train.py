@@ -30,7 +30,8 @@ from kit.core.progress import bar
 
 @dataclass
 class History:
-    """One row per evaluation: step, mean training loss and cosines since the last one, and metrics."""
+    """One row per evaluation: step, mean training loss and cosines since the last one, the mean gradient norm
+    before clipping (``grad_norm``) and the share of steps it was clipped (``clipped``), and metrics."""
 
     rows: list[dict] = field(default_factory=list)
     best_step: int | None = None
@@ -42,6 +43,14 @@ class History:
 
 
 Evaluator = Callable[[Encoder], dict[str, float]]
+
+
+def clip_gradients(params: list[torch.nn.Parameter], max_norm: float | None, accelerator=None) -> torch.Tensor:
+    """Scale the gradients so that their global L2 norm is at most ``max_norm`` (None: leave them) and return
+    the norm before clipping (a detached float tensor: no host synchronisation). With an ``accelerator``, its
+    ``clip_grad_norm_`` (which sees the gradients after their reduction across processes)."""
+    clip = accelerator.clip_grad_norm_ if accelerator is not None else torch.nn.utils.clip_grad_norm_
+    return clip(params, float("inf") if max_norm is None else max_norm).detach().float()
 
 
 CHECKPOINT_KEYS = frozenset(
@@ -139,7 +148,7 @@ def train_contrastive(
             history.best_step = step
             best_state = {k: v.detach().cpu().clone() for k, v in encoder.state_dict().items()}
 
-    stat_names = ("loss", *objective.stat_names)
+    stat_names = ("loss", *objective.stat_names, "grad_norm", "clipped")
     if step == 0:
         evaluate(0, {k: torch.zeros(()) for k in stat_names}, 0)
 
@@ -158,12 +167,15 @@ def train_contrastive(
             loss.backward()
         else:
             accelerator.backward(loss)
+        norm = clip_gradients(params, config.max_grad_norm, accelerator)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
         step += 1
         count += 1
         sums["loss"] += loss.detach().float()
+        sums["grad_norm"] += norm
+        sums["clipped"] += (norm > (config.max_grad_norm or float("inf"))).float()
         for k, v in stats.items():
             sums[k] += v
         progress.update(1)

@@ -164,3 +164,16 @@ def test_static_padding_pads_every_batch_to_max_length():
     enc = Encoder.from_pretrained("tiny-random-bert", seed=0)
     assert enc.tokenize(["a b", "c"], 16, static=True)["input_ids"].shape == (2, 16)
     assert enc.tokenize(["a b", "c"], 16)["input_ids"].shape == (2, 4)
+
+
+def test_gradients_are_clipped_to_max_grad_norm_and_the_history_says_how_often(corpus, biosses):
+    """A tiny max_grad_norm clips every step (the recorded norm is the one before clipping, above the bound) and
+    changes the weights; None leaves the gradients alone."""
+    clipped, a = run(corpus, biosses, max_grad_norm=1e-3)
+    free, b = run(corpus, biosses, max_grad_norm=None)
+    assert all(r["clipped"] == 1.0 and r["grad_norm"] > 1e-3 for r in a.rows[1:])
+    assert all(r["clipped"] == 0.0 for r in b.rows[1:])
+    assert any(not torch.equal(x, y) for x, y in zip(clipped.state_dict().values(), free.state_dict().values()))
+    assert TrainConfig().max_grad_norm == 1.0
+    with pytest.raises(ValueError, match="max_grad_norm"):
+        TrainConfig(max_grad_norm=0)

@@ -109,6 +109,7 @@ class FitSettings:
         0.1, "linear warm-up: a share of the steps below 1, else a number of steps (the trainer's warmup_steps)", min=0
     )
     max_length: int = setting(64, "tokens per sentence (pair, for the cross-encoder)", min=MIN_MAX_LENGTH)
+    max_grad_norm: float | None = redefault(TrainSettings, "max_grad_norm", 1.0)
     device: str = redefault(TrainSettings, "device", "auto")
 
 
@@ -161,6 +162,7 @@ def _args(cls, cfg: FitConfig, device: torch.device):
         per_device_train_batch_size=cfg.batch_size,
         learning_rate=cfg.lr,
         warmup_steps=cfg.warmup,
+        max_grad_norm=cfg.max_grad_norm or 0.0,  # the trainer clips when it is above 0
         seed=cfg.seed,
         data_seed=cfg.seed,
         report_to="none",

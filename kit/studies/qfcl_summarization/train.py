@@ -13,6 +13,7 @@ from kit.core.devices import autocast, resolve_device
 from kit.core.models import MIN_MAX_LENGTH
 from kit.core.progress import bar
 from kit.core.settings import redefault, setting
+from kit.core.train import clip_gradients
 from kit.evaluation.summarization import rouge
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLObjective, collate
@@ -30,6 +31,7 @@ class Seq2SeqSettings:
     max_source: int = setting(96, "tokens per question", min=MIN_MAX_LENGTH)
     max_target: int = setting(24, "tokens per summary (and new tokens generated)", min=MIN_MAX_LENGTH)
     n_hard: int = setting(4, "hard negatives per pair, N_h (the paper: 64)", min=1)
+    max_grad_norm: float | None = redefault(TrainSettings, "max_grad_norm", 1.0)
     device: str = redefault(TrainSettings, "device", "auto")
 
 
@@ -79,7 +81,7 @@ def train(
             with autocast(device), labelled_forward():
                 loss, terms = objective(batch)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            clip_gradients(params, fit.max_grad_norm)
             opt.step()
             schedule.step()
             opt.zero_grad(set_to_none=True)
