@@ -34,6 +34,7 @@ from kit.core.config import TrainConfig, TrainSettings
 from kit.core.models import ALIASES, PoolerName, check_available
 from kit.core.settings import ParameterError, bound_words, check_constraints, settings_from, short_repr
 from kit.core.settings import setting as param
+from kit.evaluation.families import Correction  # noqa: F401  (re-exported for the studies' parameters)
 
 
 def model_param(default: str = "minilm", what: str = "encoder"):
@@ -84,7 +85,8 @@ def selection_param(own_dev: str):
     return param(
         ["dev"],
         f"checkpoint selection: the mean main metric of these; 'dev' is {own_dev}, any other name a suite task "
-        "(a suite task that shares texts with them is then reported apart from the headline)",
+        "(the suite items that share a text with them are left out of their task; a task whose every item does is "
+        "reported apart)",
         choices=["dev", *TASKS],
         nonempty=True,
         unique=True,
@@ -105,6 +107,26 @@ def check_task_languages(params: Params, language: str, keys: tuple[str, ...] = 
         if other:
             words = LANGUAGES[language]
             raise ParameterError(f"parameter '{key}': {other} are not {words} tasks (the study's models read {words})")
+
+
+def correction_param():
+    """``correction``: how a report corrects the comparisons of a family (``kit.evaluation.families``)."""
+    return param(
+        "holm",
+        "correction for the number of comparisons in each family of a report: holm (family-wise error rate), "
+        "bh (Benjamini-Hochberg, false discovery rate) or none; the verdicts and * follow the adjusted p-values",
+    )
+
+
+def compare_param():
+    """``compare``: comparisons a user adds to the declared ones (``Params.comparisons``)."""
+    return param(
+        [],
+        "comparisons added to the declared ones, each 'ROW - ROW' (the first row minus the second on every suite "
+        "task; any table row, the untrained ones included); a pair compared already, in either order, is compared "
+        "once",
+        unique=True,
+    )
 
 
 def save_models_param():
@@ -222,6 +244,7 @@ class Params:
         for name, f in fields.items():
             check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
+        params.comparisons()
         return params
 
     @classmethod
@@ -238,6 +261,30 @@ class Params:
 
     def validate(self) -> None:
         """Cross-field checks; subclasses raise ParameterError."""
+
+    def table_rows(self) -> list[str]:
+        """The rows of the study's tables, which ``compare`` may name."""
+        return list(getattr(self, "rows", []))
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        """The ``compare`` parameter as (row, baseline) pairs (none when the study declares no ``compare``)."""
+        pairs = []
+        rows = self.table_rows()
+        for i, entry in enumerate(getattr(self, "compare", [])):
+            parts = [part.strip() for part in entry.split(" - ")]
+            if len(parts) != 2 or not all(parts):
+                raise ParameterError(
+                    f"parameter 'compare[{i}]': {short_repr(entry)} is not 'ROW - ROW' (two table rows around ' - ')"
+                )
+            unknown = [part for part in parts if part not in rows]
+            if unknown:
+                raise ParameterError(
+                    f"parameter 'compare[{i}]': {short_repr(unknown[0])} is not a row of this run; its rows: {rows}"
+                )
+            if parts[0] == parts[1]:
+                raise ParameterError(f"parameter 'compare[{i}]': a row compared with itself ({parts[0]!r})")
+            pairs.append((parts[0], parts[1]))
+        return pairs
 
     def check_resources(self) -> None:
         """Every field declared with ``available`` names something that can be loaded here; a study adds

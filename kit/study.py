@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from kit.core.files import set_aside, write_text_atomic
@@ -245,7 +246,7 @@ class StudyBase:
 
     def selection_texts(self) -> frozenset[str]:
         """Every text the checkpoints were selected on: the study's own dev texts when ``dev`` is in ``select_on``,
-        and the texts of its suite tasks; a reported task sharing one is reported apart."""
+        and the texts of its suite tasks; a reported item sharing one is left out (``kept_items``)."""
         if self.NO_SELECTION:
             return frozenset()
         texts = set(self.own_dev()[1]) if "dev" in self.p.select_on else set()
@@ -321,16 +322,54 @@ class StudyBase:
         """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
         return self.row_report(self.row_outputs(), self.suite_tasks, self.SUITE_TITLE)
 
+    def comparisons(self, rows: Iterable[str]) -> list[tuple[str, str]]:
+        """The (row, baseline) pairs among ``rows`` that a report compares: each row with ``baseline_of`` it, then
+        the ``compare`` parameter's pairs; a pair compared already, in either order, once."""
+        rows = list(rows)
+        pairs = [(row, self.baseline_of(row)) for row in rows if self.baseline_of(row)]
+        pairs += [(a, b) for a, b in self.p.comparisons() if a in rows and b in rows]
+        out: dict[frozenset[str], tuple[str, str]] = {}
+        for pair in pairs:
+            out.setdefault(frozenset(pair), pair)
+        return list(out.values())
+
+    def kept_items(self, tasks: list[Task]) -> dict[str, np.ndarray]:
+        """Per task, the items to score: those sharing no text with the checkpoint-selection data (a task all of
+        whose items share one keeps them all and is reported apart, ``SuiteReport.groups``)."""
+        texts = self.selection_texts()
+        keep = {}
+        for task in tasks:
+            shared = suite_rows.shared_items(task, texts) if texts else np.zeros(task.items, bool)
+            if shared.any() and not shared.all():
+                keep[task.name] = np.flatnonzero(~shared)
+        return keep
+
     def row_report(self, outputs: dict[str, list[suite_rows.RunOutputs]], tasks: list[Task], title: str):
-        """Rows' ``outputs`` on ``tasks`` compared, each with its baseline, by the paired bootstrap over items and
-        seeds (``kit.evaluation.rows.compare``), as the report shows them (``report_of``)."""
-        pairs = [(row, self.baseline_of(row)) for row in outputs if self.baseline_of(row)]
-        compared = suite_rows.compare(outputs, pairs, tasks, {row: self.row_label(row) for row in outputs})
+        """Rows' ``outputs`` on ``tasks`` compared (``comparisons``) by the paired bootstrap over items and seeds,
+        without the items shared with the selection data (``kit.evaluation.rows.compare``), as the report shows
+        them (``report_of``)."""
+        labels = {row: self.row_label(row) for row in outputs}
+        compared = suite_rows.compare(outputs, self.comparisons(outputs), tasks, labels, keep=self.kept_items(tasks))
         return self.report_of(compared, tasks, title)
 
     def report_of(self, compared, tasks: list[Task], title: str) -> suite_rows.SuiteReport:
-        """The report of compared rows: the tasks grouped into headline and apart (``SuiteReport``)."""
-        return suite_rows.SuiteReport(compared, tasks, self.notebook, self.selected_on(), self.selection_texts(), title)
+        """The report of compared rows: the tasks grouped into headline and apart, each group's comparisons a
+        family corrected by the ``correction`` parameter (``SuiteReport``)."""
+        return suite_rows.SuiteReport(
+            compared,
+            tasks,
+            self.notebook,
+            self.selected_on(),
+            self.selection_texts(),
+            title,
+            correction=self.p.correction,
+            paper_effect=self.paper_effect(),
+        )
+
+    def paper_effect(self) -> suite_rows.PaperEffect | None:
+        """What the study's paper claims for its main comparison, set beside the detectable differences (None:
+        no claim on these tasks)."""
+        return None
 
     def save_model(self, encoder, row: str) -> Path:
         """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""

@@ -1,5 +1,6 @@
 """Every notebook executed by papermill with its smoke parameters, exported to HTML, indexed."""
 
+import html
 import json
 
 import pytest
@@ -100,12 +101,18 @@ def test_study_report_has_every_table_and_figure(reports):
     iw = record["metrics"]["instance_weighting_effect"]
     assert iw["pairs"] > 0 and 0 <= iw["removed"] <= iw["pairs"] and "Instance weighting (phi 0.9) removed" in page
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
-    assert suite["groups"]["headline tasks"] == ["biosses-test", "rqe-test"]
+    assert suite["groups"]["headline tasks"] == ["biosses-all", "biosses-test", "rqe-test"]  # 16 dev pairs left out
     lines = [line for line in suite["lines"] if line["baseline"]]
     assert len(lines) == 3 * len(record["parameters"]["suite"])
-    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    assert all(
+        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
+        for line in lines
+    )
     assert "Which differences are real" in page and "vs SimCSE (dropout views): " in page
-    assert "Evaluation suite, headline tasks" in (run / "results_table.txt").read_text(encoding="utf-8")
+    table = (run / "results_table.txt").read_text(encoding="utf-8")
+    assert "Evaluation suite, headline tasks" in table and "family interval" in table and "p (holm)" in table
+    assert suite["correction"] == "holm" and {line["family_size"] for line in lines} == {len(lines)}
+    assert "Holm over the" in page and "paper claims" in page  # the verdicts follow the family; power vs the paper
 
 
 def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
@@ -182,7 +189,10 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
         assert {(task, f"{study_task}: gold + {s} silver", gold) for s in ("random", "semantic")} <= pairs
     assert len(lines) == 3 * 2 + 3 * 3  # k-fold rows only on rqe-test
     assert not any(line["task"] == "biosses-test" and line["row"].startswith("biosses_kfold") for line in lines)
-    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    assert all(
+        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
+        for line in lines
+    )
     comparison = record["headline"]["comparison"]
     assert comparison.startswith("gold + semantic silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): ")
     assert comparison.endswith("(on biosses-test)")
@@ -226,7 +236,10 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
     }
     compared = [line for line in suite["lines"] if line["baseline"]]
     assert len(compared) == 3 * len(record["parameters"]["suite"])
-    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in compared)
+    assert all(
+        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
+        for line in compared
+    )
     assert all(len(list(folder.glob("suite.npz"))) == 1 for folder in (run / "runs").iterdir())
     assert "CHQ encoder on the evaluation suite, headline tasks" in (run / "results_table.txt").read_text()
 
@@ -259,10 +272,10 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     medse = [h for h in record["metrics"]["histories"] if h["method"] == "medse" and h["step"] > 0]
     assert medse and all(h["entity_loss"] > 0 for h in medse)
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
-    assert suite["groups"] == {
-        "headline tasks": ["biosses-test", "rqe-test"],
-        "tasks that share texts with the checkpoint-selection data (reported apart)": ["biosses-all"],  # dev
-    }
+    assert suite["groups"] == {"headline tasks": ["biosses-all", "biosses-test", "rqe-test"]}
+    left_out = {line["task"]: line["left_out"] for line in suite["lines"]}
+    # BIOSSES dev selects the checkpoints: its 16 pairs and 3 more that reuse one of their sentences are left out
+    assert left_out == {"biosses-all": 19, "biosses-test": 0, "rqe-test": 0}
     baselines = {line["row"]: line["baseline"] for line in suite["lines"]}
     assert baselines == {
         "cls": None,
@@ -275,7 +288,10 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     }
     lines = [line for line in suite["lines"] if line["baseline"]]
     assert len(lines) == 5 * len(record["parameters"]["suite"])
-    assert all(line["low"] <= line["difference"] <= line["high"] and 0 < line["p"] <= 1 for line in lines)
+    assert all(
+        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
+        for line in lines
+    )
     comparison = record["headline"]["comparison"]
     assert comparison.startswith("MED-SE (SimCSE + entity-definition loss) vs SimCSE: ")
     assert comparison.endswith("(on rqe-test)")  # the headline task with the most items
@@ -322,7 +338,8 @@ def test_index_groups_runs_by_study_with_its_question_comparison_and_main_figure
     assert "<img src='simcse_augmentations/smoke/figures/training_curves.png'" in index
     assert "<img src='augmented_sbert/smoke/figures/scores.png'" in index
     record = json.loads((reports / "simcse_augmentations" / "smoke" / "results.json").read_text(encoding="utf-8"))
-    assert " vs " in record["headline"]["comparison"] and record["headline"]["comparison"] in index
+    assert " vs " in record["headline"]["comparison"] and html.escape(record["headline"]["comparison"]) in index
+    assert "Holm over the" in record["headline"]["comparison"]  # the index's headline follows the family
 
 
 def test_reports_are_portable_titled_and_name_no_machine_path(reports):

@@ -81,6 +81,14 @@ def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_
         ({"fewshot_seeds": []}, "parameter 'fewshot_seeds': give at least one value"),
         ({"corpus_size": 0}, "parameter 'corpus_size': must be at least 1"),
         ({"corpus_size": 16, "batch_size": 32}, "fewer than one batch"),
+        (
+            {"correction": "bonferroni"},
+            r"parameter 'correction': 'bonferroni' is not one of the allowed values \['holm'",
+        ),
+        ({"compare": ["simcse"]}, r"parameter 'compare\[0\]': 'simcse' is not 'ROW - ROW'"),
+        ({"compare": ["simcse - zero_shot", "crop_10 - magic"]}, r"parameter 'compare\[1\]': 'magic' is not a row"),
+        ({"compare": ["simcse - simcse"]}, r"parameter 'compare\[0\]': a row compared with itself"),
+        ({"compare": ["simcse - crop_10", "simcse - crop_10"]}, "parameter 'compare': value.*given more than once"),
     ],
 )
 def test_bad_parameters_name_the_key_and_what_is_allowed(values, message):

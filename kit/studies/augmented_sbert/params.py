@@ -9,15 +9,26 @@ from typing import Literal
 from kit.core.settings import settings_from
 from kit.data import load_mednli, load_rqe
 from kit.params import (
+    Correction,
     Params,
     biosses_param,
     check_task_languages,
+    compare_param,
+    correction_param,
     data_param,
     model_param,
     param,
     suite_param,
 )
-from kit.studies.augmented_sbert.method import FitConfig, FitSettings
+from kit.studies.augmented_sbert.method import CONDITIONS, FitConfig, FitSettings
+
+STARTING = "starting model (no training)"
+"""The evaluation suite's row of the untrained bi-encoder."""
+
+
+def suite_row(benchmark: str, condition: str) -> str:
+    """The evaluation suite's row of a condition's bi-encoders trained on ``benchmark``."""
+    return f"{benchmark}: {condition}"
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,8 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
         unique=True,
     )
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
+    correction: Correction = correction_param()
+    compare: list[str] = compare_param()
     biosses_path: str | None = biosses_param()
     rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
     mednli_path: str | None = data_param(
@@ -113,6 +126,10 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     def cross_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed, epochs=self.cross_epochs, lr=self.cross_lr)
+
+    def table_rows(self) -> list[str]:
+        """The suite's rows: the starting model and every condition of every benchmark (``suite_row``)."""
+        return [STARTING, *(suite_row(b, c) for b in self.benchmarks for c in CONDITIONS)]
 
     def seeds_for(self, benchmark: str) -> list[int]:
         return self.kfold_seeds if benchmark == "biosses_kfold" else self.seeds

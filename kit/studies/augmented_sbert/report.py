@@ -11,8 +11,8 @@ from kit.report.record import RunRecord
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
 )
-from kit.studies.augmented_sbert.params import BENCHMARKS
-from kit.studies.augmented_sbert.study import STARTING, Study, SuiteReport, suite_row
+from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, suite_row
+from kit.studies.augmented_sbert.study import Study, SuiteReport
 
 
 def describe(study: Study) -> str:

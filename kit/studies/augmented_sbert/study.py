@@ -46,21 +46,15 @@ from kit.studies.augmented_sbert.method import (
     silver_labels,
     unordered,
 )
-from kit.studies.augmented_sbert.params import BENCHMARKS, AugSBERTParams
+from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, AugSBERTParams, suite_row
 from kit.study import StudyBase
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
-STARTING = "starting model (no training)"
 
 
 def suite_file(condition: str) -> str:
     """The file of a run's item outputs on the suite tasks, per condition: ``suite-gold+random_silver.npz``."""
     return f"suite-{model_folder_name(condition)}.npz"
-
-
-def suite_row(benchmark: str, condition: str) -> str:
-    """The evaluation suite's row of a condition's bi-encoders trained on ``benchmark``."""
-    return f"{benchmark}: {condition}"
 
 
 def item_pairs(task: SuiteTask) -> set[Pair]:
@@ -490,6 +484,11 @@ class Study(StudyBase):
         benchmark, condition = row.split(": ", 1)
         return f"{condition} ({BENCHMARKS[benchmark].short})"
 
+    def paper_effect(self) -> suite_rows.PaperEffect:
+        return suite_rows.PaperEffect(
+            "biosses-test", 17.1, "gold + semantic-search silver pairs over gold alone on BIOSSES (88.5 vs 71.4)"
+        )
+
     def baseline_of(self, row: str) -> str | None:
         """Each silver condition against gold of the same benchmark, gold against the untrained starting model."""
         if row == STARTING:
@@ -503,4 +502,13 @@ class Study(StudyBase):
         benchmarks = [row.split(": ", 1)[0] if row != STARTING else None for row in compared.row]
         dropped = [benchmark in left_out.get(task, ()) for task, benchmark in zip(compared.task, benchmarks)]
         kept = compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True)
-        return SuiteReport(kept, tasks, self.notebook, self.selected_on(), title=title, left_out=left_out)
+        return SuiteReport(
+            kept,
+            tasks,
+            self.notebook,
+            self.selected_on(),
+            title=title,
+            correction=self.p.correction,
+            paper_effect=self.paper_effect(),
+            left_out=left_out,
+        )

@@ -9,9 +9,12 @@ from kit.core.models import MIN_MAX_LENGTH, hidden_size
 from kit.data import load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.params import (
     ContrastiveTrainingParams,
+    Correction,
     ParameterError,
     biosses_param,
     check_task_languages,
+    compare_param,
+    correction_param,
     data_param,
     param,
     save_models_param,
@@ -118,6 +121,8 @@ class MedSEParams(ContrastiveTrainingParams):
     )
     suite: list[str] = suite_param(["biosses-all", "biosses-test", "rqe-test"])
     select_on: list[str] = selection_param("BIOSSES dev (16 pairs)")
+    correction: Correction = correction_param()
+    compare: list[str] = compare_param()
     save_models: bool = save_models_param()
 
     def validate(self) -> None:

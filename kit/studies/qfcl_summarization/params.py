@@ -9,7 +9,17 @@ import numpy as np
 
 from kit.core.settings import settings_from
 from kit.data import DataNotFoundError, MalformedDataError, SummaryPairs, load_healthcaremagic, load_meqsum
-from kit.params import ParameterError, Params, check_task_languages, model_param, param, suite_param
+from kit.params import (
+    Correction,
+    ParameterError,
+    Params,
+    check_task_languages,
+    compare_param,
+    correction_param,
+    model_param,
+    param,
+    suite_param,
+)
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLSettings
 from kit.studies.qfcl_summarization.train import Seq2SeqFit, Seq2SeqSettings
 
@@ -63,6 +73,8 @@ class QFCLParams(QFCLSettings, Seq2SeqSettings, _QFCLRuns):
     num_beams: int = param(2, "beam search width for the test summaries", min=1)
     examples: int = param(5, "test questions shown with every row's summary", min=0)
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
+    correction: Correction = correction_param()
+    compare: list[str] = compare_param()
 
     def validate(self) -> None:
         check_task_languages(self, "en", ("suite",))

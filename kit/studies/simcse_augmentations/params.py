@@ -11,9 +11,12 @@ from kit.core.models import MIN_MAX_LENGTH
 from kit.data import chineseblue_corpus, load_pubmed_sentences
 from kit.params import (
     ContrastiveTrainingParams,
+    Correction,
     ParameterError,
     biosses_param,
     check_task_languages,
+    compare_param,
+    correction_param,
     data_param,
     param,
     save_models_param,
@@ -107,6 +110,8 @@ class SimCSEParams(ContrastiveTrainingParams):
     )
     suite: list[str] | None = suite_param(None, "biosses-all, biosses-test and rqe-test (en), cmedqq-test-unseen (zh)")
     select_on: list[str] = selection_param("the dev split of the cosine view (BIOSSES dev, 16 pairs; zh: cMedQQ dev)")
+    correction: Correction = correction_param()
+    compare: list[str] = compare_param()
     save_models: bool = save_models_param()
 
     DEFAULT_SUITE = {"en": ["biosses-all", "biosses-test", "rqe-test"], "zh": ["cmedqq-test-unseen"]}

@@ -44,6 +44,7 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
 
     reference = folder()
     assert reference == folder() == folder(biosses_path=str(same_biosses))
+    assert reference == folder(correction="none", compare=["crop_10 - zero_shot"])  # the report's, not the run's
     for change in (
         {"lr": 1e-4},
         {"map_sentences": 20},
@@ -54,6 +55,8 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
         {"suite": ["biosses-all"]},
         {"select_on": ["dev", "rqe-validation"]},
         {"save_models": True},
+        {"max_grad_norm": 2.0},
+        {"max_grad_norm": None},
     ):
         assert folder(**change) != reference, change
 
