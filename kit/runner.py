@@ -27,6 +27,7 @@ from kit.core.files import write_text_atomic
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT
 from kit.registry import Registry
+from kit.report.export import report_html
 from kit.report.index import LAST_GOOD, PREVIOUS
 from kit.study import STUDIES, Study, StudyEntry
 
@@ -183,7 +184,6 @@ def execute(run: Run, reports: Path) -> Path:
 def _execute(run: Run, out_dir: Path) -> Path:
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
 
     write_text_atomic(out_dir / RUN_FILE_MARK, run_file_name(run.file) + "\n")
     set_last_report_aside(out_dir)
@@ -208,11 +208,8 @@ def _execute(run: Run, out_dir: Path) -> Path:
     html_file = out_dir / "report.html"
     if executed.exists():
         notebook = nbformat.read(executed, as_version=4)
-        notebook.metadata["title"] = f"{study_entry(run.notebook).about.title}: run {run.name}"  # the page title
-        body, _ = HTMLExporter(
-            exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
-        ).from_notebook_node(notebook)
-        write_text_atomic(html_file, body)
+        title = f"{study_entry(run.notebook).about.title}: run {run.name}"
+        write_text_atomic(html_file, report_html(notebook, title))
     last_good = keep_last_report(out_dir, failed=failure is not None)
     if failure is not None:
         log = write_text_atomic(out_dir / "error.log", failure_log(failure))

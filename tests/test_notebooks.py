@@ -2,6 +2,7 @@
 
 import html
 import json
+import re
 
 import pytest
 
@@ -349,6 +350,9 @@ def test_reports_are_portable_titled_and_name_no_machine_path(reports):
         text = page.read_text(encoding="utf-8")
         assert str(reports) not in text and str(PROJECT_ROOT) not in text, page
         assert "<title>" in text and f": run {page.parent.name}</title>" in text, page
+        assert not re.search(r"<script[^>]*\bsrc=", text), page  # renders offline: nothing loaded from a CDN
+        if page.parent.parent.name != "explore_augmentations":  # every study states its loss: as MathML
+            assert "<math" in text and "$$" not in text, page
     simcse = (reports / "simcse_augmentations" / "smoke" / "report.html").read_text(encoding="utf-8")
     assert "<title>Study 1: SimCSE with text augmentations and MixCSE: run smoke</title>" in simcse
     assert "../shared/data/biosses/biosses.tsv" in simcse or "$KIT_DATA/biosses/biosses.tsv" in simcse
