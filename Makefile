@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CLUSTER := $(VENV)/.cluster
 
-.PHONY: setup demo reports test lint bench lab clean
+.PHONY: setup demo reports test lint bench lab docs clean
 
 setup: $(STAMP)
 
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q -e ".[dev,docs]"
 	touch $(STAMP)
 
 demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11 minutes on 2 CPU cores, plus the install on first use)
@@ -40,6 +40,10 @@ bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine
 	$(BIN)/python benchmarks/train_step.py
 	$(BIN)/python benchmarks/encode.py
 	$(BIN)/python benchmarks/memory.py
+
+docs: setup  ## the documentation site from docs/ into site/, offline; --strict fails on a broken link or page
+	$(BIN)/python -m kit.docs render
+	$(BIN)/mkdocs build --strict --quiet
 
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
 	$(BIN)/pip install -q -e ".[lab]"

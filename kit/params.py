@@ -300,14 +300,28 @@ class Params:
         return dataclasses.asdict(self)
 
     @classmethod
+    def reference(cls) -> list[dict[str, str]]:
+        """Every parameter as text: its ``name``, ``type``, ``allowed`` values, ``default`` and ``help``."""
+        hints = typing.get_type_hints(cls)
+        return [
+            {
+                "name": f.name,
+                "type": _type_name(hints[f.name]),
+                "allowed": _constraint_text(f.metadata, hints[f.name]),
+                "default": python_literal(_default(f)),
+                "help": f.metadata["help"],
+            }
+            for f in dataclasses.fields(cls)
+        ]
+
+    @classmethod
     def describe(cls) -> str:
         """Every parameter with its type, constraint, default and help, as text."""
-        hints = typing.get_type_hints(cls)
         summary = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
         lines = [f"{cls.__name__}: {summary}", ""]
-        for f in dataclasses.fields(cls):
-            spec = ", ".join(x for x in (_type_name(hints[f.name]), _constraint_text(f.metadata, hints[f.name])) if x)
-            lines += [f"  {f.name}  ({spec}; default {python_literal(_default(f))})", f"      {f.metadata['help']}"]
+        for f in cls.reference():
+            spec = ", ".join(x for x in (f["type"], f["allowed"]) if x)
+            lines += [f"  {f['name']}  ({spec}; default {f['default']})", f"      {f['help']}"]
         return "\n".join(lines)
 
     @classmethod

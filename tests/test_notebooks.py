@@ -375,3 +375,22 @@ def test_the_batch_trains_ahead_every_run_the_notebook_reads(reports):
         assert not p.study.computed_runs, file  # all cached
         runs = run.report_dir(reports) / "runs"
         assert {r.parent.name for r in runs.glob("*/result.json")} == set(p.study.run_seconds), file
+
+
+def test_a_smoke_report_exports_to_a_snapshot_whose_numbers_are_the_reports(reports, tmp_path):
+    """kit.docs snapshot, end to end: the results page rendered from the snapshot shows the report's headline,
+    and every cell of its suite table is the report's own text table's."""
+    from kit import docs
+
+    report = reports / "simcse_augmentations" / "smoke"
+    snapshots = tmp_path / "results"
+    path = docs.snapshot(report, snapshots)
+    assert path == snapshots / "simcse_augmentations" / "smoke.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    page = docs.results_page(docs.load_snapshots(snapshots))
+    assert f"{record['headline']['value']:.2f}" in page and record["git_commit"][:12] in page
+    text_table = (report / "results_table.txt").read_text(encoding="utf-8")
+    suite = next(rows for title, rows in record["tables"].items() if title.startswith("Evaluation suite"))
+    for row in suite:
+        for value in row.values():
+            assert str(value) in text_table and str(value).replace("|", "\\|") in page, value

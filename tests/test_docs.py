@@ -1,0 +1,92 @@
+"""The documentation: generated pages match their sources, a hand-edited snapshot number is caught, the site
+builds offline with --strict, and kit.docs keeps the entry-point contract."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kit import docs
+from kit.paths import PROJECT_ROOT
+
+README_LINES = 200
+
+
+def test_the_committed_generated_pages_are_what_the_snapshots_and_declarations_give():
+    stale = docs.stale_pages(docs.pages())
+    assert not stale, f"run: python -m kit.docs render ({[str(p.relative_to(PROJECT_ROOT)) for p in stale]})"
+
+
+def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
+    """A snapshot of a finished report (the committed ones, else a fabricated copy of the format) with one
+    number edited: the results page rendered from it is no longer the committed one."""
+    snapshots = tmp_path / "results"
+    shutil.copytree(docs.SNAPSHOTS, snapshots) if docs.SNAPSHOTS.exists() else snapshots.mkdir()
+    paths = sorted(snapshots.glob("*/*.json"))
+    if not paths:
+        pytest.skip("no snapshot committed yet; tests/test_notebooks.py exports and checks a smoke run's")
+    record = json.loads(paths[0].read_text(encoding="utf-8"))
+    record["headline"]["value"] += 0.01
+    paths[0].write_text(json.dumps(record), encoding="utf-8")
+    assert docs.results_page(docs.load_snapshots(snapshots)) != (docs.DOCS / "results.md").read_text("utf-8")
+
+
+def test_the_readme_is_a_front_door():
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= README_LINES
+    assert readme.index("make demo") < readme.index("make test") < 1200  # the two commands lead
+    for history in ("issue ", "session", "Issue "):
+        assert history not in readme, history
+
+
+def test_the_site_builds_offline_with_strict_and_loads_nothing_from_the_network(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    pages = sorted((tmp_path / "site").rglob("*.html"))
+    assert len(pages) >= 15
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "fonts.googleapis" not in text and 'src="http' not in text, page
+    api = (tmp_path / "site" / "reference" / "api.html").read_text(encoding="utf-8")
+    assert "paired_bootstrap" in api and "adjusted_p" in api  # mkdocstrings read the docstrings
+    study = (tmp_path / "site" / "studies" / "simcse_augmentations.html").read_text(encoding="utf-8")
+    assert "<math" in study  # the loss as MathML, no MathJax needed
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["snapshot", "/nonexistent/report"], "argument reports: /nonexistent/report/results.json: not a finished"),
+        (["snapshot"], "the following arguments are required: reports"),
+        (["render", "--force"], "unrecognized arguments: --force"),
+        (["publish"], "argument command: invalid choice: 'publish'"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_write_nothing(args, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(docs, "SNAPSHOTS", tmp_path / "snapshots")
+    with pytest.raises(SystemExit) as exit_:
+        docs.main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "snapshots").exists()
+
+
+def test_a_folder_without_a_finished_record_is_refused_before_any_is_copied(tmp_path, capsys, monkeypatch):
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    good.mkdir(), bad.mkdir()
+    (good / "results.json").write_text(json.dumps(dict.fromkeys(docs.REQUIRED, "x")), encoding="utf-8")
+    (bad / "results.json").write_text('{"notebook": "x"}', encoding="utf-8")
+    monkeypatch.setattr(docs, "SNAPSHOTS", tmp_path / "snapshots")
+    with pytest.raises(SystemExit):
+        docs.main(["snapshot", str(good), str(bad)])
+    assert "not a finished report's results.json (no headline" in capsys.readouterr().err
+    assert not (tmp_path / "snapshots").exists()
