@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
+from kit.evaluation.bootstrap import format_p
 from kit.paths import PROJECT_ROOT
 
 DOCS = PROJECT_ROOT / "docs"
@@ -84,15 +85,17 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
 
 
-def provenance(record: dict) -> str:
-    """One line: when, which commit, on what, how long, which seeds and model."""
+def provenance(record: dict, substitute: bool = True) -> str:
+    """One line: when, which commit, on what, how long (the trainings, summed, and the notebook), which seeds and
+    model (and what it stands in for, with ``substitute``)."""
     p = record["parameters"]
     seeds = p.get("seeds")
-    model = record.get("model") or p.get("model")
-    substitute = f" (standing in for {record['substitute_for']})" if record.get("substitute_for") else ""
+    stands_in = f" (standing in for {record['substitute_for']})" if substitute and record.get("substitute_for") else ""
+    trainings = record.get("compute_seconds")
     return (
-        f"Finished {record.get('finished', '?')} at commit `{record['git_commit'][:12]}` on {record['device']}, "
-        f"{_duration(record['wall_seconds'])} of wall time for the report; model `{model}`{substitute}"
+        f"Finished {record.get('finished', '?')} at commit `{record['git_commit'][:12]}` on {record['device']}: "
+        + (f"{_duration(trainings)} of training (summed over its runs) and " if trainings else "")
+        + f"{_duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
         + (f"; seeds {seeds}" if seeds is not None else "")
         + f"; torch {record['versions'].get('torch', '?')}."
     )
@@ -221,19 +224,30 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
         {
             "comparison": f"{line['method']} − {names[(line['task'], line['baseline'])]}",
             "task": f"`{line['task']}` ({line['items']} items)",
-            "difference [95%]": f"{line['difference']:+.1f} [{line['low']:+.1f}, {line['high']:+.1f}]",
-            f"{suite['correction']} p": f"{line['p_adjusted']:.3g}" if line.get("p_adjusted") is not None else "",
-            "significant": "yes" if line.get("significant") else "no",
+            "difference [95%]": _signed(line["difference"], line["low"], line["high"]),
+            "family interval": _signed(line["difference"], line["family_low"], line["family_high"]),
+            f"p ({suite['correction']})": format_p(line["p_adjusted"], line["resamples"]),
+            "significant": "**yes**" if line.get("significant") else "no",
         }
         for line in suite["lines"]
         if line.get("baseline") and line["task"] in headline_tasks
     ]
-    return (
-        f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml` ({provenance(record)}):\n\n"
-        + markdown_table(rows)
-        + f"\nFamily of {len(rows)} comparisons, {suite['correction']}-corrected; x100 Spearman / average "
-        "precision; [full tables](docs/results.md).\n"
+    found = [f"{r['comparison']} on {r['task']}: {r['family interval']}" for r in rows if r["significant"] != "no"]
+    summary = (
+        "Significant after the correction (family interval): " + "; ".join(found) + "."
+        if found
+        else "No comparison is significant after the correction."
     )
+    return (
+        f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)} {summary}\n\n"
+        + markdown_table(rows)
+        + f"\nThe {len(rows)} comparisons form one family, corrected by {suite['correction']}; scores are x100 "
+        "(Spearman, average precision). [All tables](docs/results.md).\n"
+    )
+
+
+def _signed(estimate: float, low: float, high: float) -> str:
+    return f"{estimate:+.1f} [{low:+.1f}, {high:+.1f}]".replace("-", "−")
 
 
 def with_headline(readme: str, block: str) -> str:
