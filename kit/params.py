@@ -77,14 +77,16 @@ def suite_param(default: list[str] | None, none: str = ""):
     )
 
 
-def selection_param(own_dev: str):
+def selection_param(own_dev: str, default: list[str] | None = None, none: str = ""):
     """``select_on``: what selects a run's checkpoint: the mean main metric of the study's own dev split
-    (``dev``, which is ``own_dev``) and of suite tasks."""
+    (``dev``, which is ``own_dev``) and of suite tasks; ``default`` None (described by ``none``) lets the study
+    fill it in, by language say."""
     from kit.evaluation.tasks import TASKS
 
     return param(
-        ["dev"],
-        f"checkpoint selection: the mean main metric of these; 'dev' is {own_dev}, any other name a suite task "
+        ["dev"] if default is None and not none else default,
+        f"checkpoint selection: the mean main metric of these{'; None: ' + none if none else ''}; 'dev' is "
+        f"{own_dev}, any other name a suite task "
         "(the suite items that share a text with them are left out of their task; a task whose every item does is "
         "reported apart)",
         choices=["dev", *TASKS],
