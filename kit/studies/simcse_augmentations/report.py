@@ -105,7 +105,8 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
     lines = []
     best = study.best_trained_method(results)
     lines.append(
-        f"- Best trained row by dev Spearman: **{best}** (dev {means.loc[best, 'spearman_dev']:.2f}, "
+        f"- Best trained row on the selection data ({', '.join(study.p.select_on)}): **{best}** "
+        f"(dev {means.loc[best, 'spearman_dev']:.2f}, "
         f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
     )
     if iw_effect is not None:
@@ -138,7 +139,7 @@ def record_results(
     """``results.json`` (metrics, headline, provenance, compute time of every run used) and
     ``results_table.txt``."""
     best = study.best_trained_method(results)
-    means = results.drop(columns=["label", "seed", "best_step"]).groupby("method").mean()
+    means = results.drop(columns=["label", "seed", "best_step", "selection"]).groupby("method").mean()
     return study.write_record(
         record,
         {**tables, **suite.tables()} if suite else tables,
@@ -152,7 +153,7 @@ def record_results(
             "suite": None if suite is None else suite.record(),
         },
         headline={
-            "name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best by dev)",
+            "name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best on the selection data)",
             "value": float(means.loc[best, "spearman_all"] * 100),
             "comparison": suite.comparison(best) if suite else None,
         },

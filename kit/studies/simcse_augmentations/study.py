@@ -268,8 +268,14 @@ class Study(StudyBase):
         rows = []
         for name, seed in self.table_runs():
             r = self.run(name, seed)
-            best = r["history"]["best_step"] if r["history"] else 0
-            rows.append({"method": name, "label": r["label"], "seed": seed, "best_step": best, **r["metrics"]})
+            history = r["history"]
+            best = history["best_step"] if history else 0
+            chosen = next((h for h in history["rows"] if h["step"] == best), {}) if history else {}
+            selection = chosen.get(history["selection_metric"], float("nan")) if history else float("nan")
+            rows.append(
+                {"method": name, "label": r["label"], "seed": seed, "best_step": best, "selection": selection}
+                | r["metrics"]
+            )
         return pd.DataFrame(rows)
 
     def histories(self) -> pd.DataFrame:
@@ -355,9 +361,10 @@ class Study(StudyBase):
         return tables
 
     def best_trained_method(self, results: pd.DataFrame) -> str:
-        """The trained row with the highest mean dev Spearman (selection never looks at test); a tie goes
-        to the row listed first (SimCSE before its variants)."""
-        return best_row(results, "spearman_dev", [m for m in results.method.unique() if ROWS[m].trained])
+        """The trained row with the highest mean selection score at its selected checkpoints (what ``select_on``
+        names: dev Spearman by default, RQE validation AP, ...; never a test split); a tie goes to the row
+        listed first (SimCSE before its variants)."""
+        return best_row(results, "selection", [m for m in results.method.unique() if ROWS[m].trained])
 
     def uses_instance_weighting(self) -> bool:
         return any(ROWS[r].iw for r in self.p.rows)
