@@ -16,6 +16,13 @@ WORKER = Path(__file__).with_name("kill_worker.py")
 KILL_WITHIN = 0.8  # seconds; the worker's 40 steps take about 4 s here, so four kills cannot let it finish
 
 
+def ctrl_c_enabled() -> None:
+    """In the child before it starts: Ctrl-C back to its default. A process started in the background by a
+    shell without job control (``make test &``, some CI runners) inherits SIGINT ignored, and Python then never
+    raises KeyboardInterrupt: the interruption under test would not happen."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(report_dir: Path) -> subprocess.Popen:
     """The worker, its stdout piped (it prints one line before training), its stderr into a log beside the report."""
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -77,17 +84,20 @@ def test_ctrl_c_during_a_report_keeps_the_last_finished_one_and_says_how_to_resu
     folder = tmp_path / "reports" / "explore_augmentations" / "run"
     finished = (folder / "report.html").read_bytes()
 
-    for _ in range(3):  # an execution that finished before the signal landed (a fast, idle machine) is tried again
-        batch = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        executed = folder / "explore_augmentations.ipynb"
-        while not ((folder / ".previous").exists() and executed.exists()):  # papermill has begun this execution
-            assert batch.poll() is None, batch.communicate()[1][-3000:]
-            time.sleep(0.01)
-        batch.send_signal(signal.SIGINT)
-        _, err = batch.communicate(timeout=120)
-        if batch.returncode != 0:
-            break
-        finished = (folder / "report.html").read_bytes()  # that execution's report is now the last finished one
+    batch = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_enabled,
+    )
+    while not (folder / ".previous").exists():  # the execution has begun: the last report is set aside
+        assert batch.poll() is None, batch.communicate()[1][-3000:]
+        time.sleep(0.01)
+    time.sleep(1.0)
+    batch.send_signal(signal.SIGINT)
+    _, err = batch.communicate(timeout=120)
     assert batch.returncode == 130, err[-3000:]
     assert "[kit.batch] interrupted; the same command resumes (finished trainings are cached)" in err.splitlines()
     assert "/kit/" not in err, err[-3000:]  # no traceback through the kit (the dying kernel may print its own)
