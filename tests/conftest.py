@@ -1,9 +1,14 @@
 import os
+import signal
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the hub is unreachable here: fail fast, never hang
 os.environ.setdefault("KIT_PROGRESS", "0")
+# A shell without job control starts background jobs (`make test &`, some CI runners) with SIGINT ignored, and
+# children inherit an ignored signal: the Ctrl-C tests' subprocesses would never raise KeyboardInterrupt. Python's
+# own handler here is reset to the default in every child the tests start.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config):

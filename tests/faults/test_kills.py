@@ -16,13 +16,6 @@ WORKER = Path(__file__).with_name("kill_worker.py")
 KILL_WITHIN = 0.8  # seconds; the worker's 40 steps take about 4 s here, so four kills cannot let it finish
 
 
-def ctrl_c_enabled() -> None:
-    """In the child before it starts: Ctrl-C back to its default. A process started in the background by a
-    shell without job control (``make test &``, some CI runners) inherits SIGINT ignored, and Python then never
-    raises KeyboardInterrupt: the interruption under test would not happen."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start(report_dir: Path) -> subprocess.Popen:
     """The worker, its stdout piped (it prints one line before training), its stderr into a log beside the report."""
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -84,14 +77,7 @@ def test_ctrl_c_during_a_report_keeps_the_last_finished_one_and_says_how_to_resu
     folder = tmp_path / "reports" / "explore_augmentations" / "run"
     finished = (folder / "report.html").read_bytes()
 
-    batch = subprocess.Popen(
-        command,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=ctrl_c_enabled,
-    )
+    batch = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     while not (folder / ".previous").exists():  # the execution has begun: the last report is set aside
         assert batch.poll() is None, batch.communicate()[1][-3000:]
         time.sleep(0.01)

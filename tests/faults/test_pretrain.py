@@ -26,13 +26,6 @@ TOY += ["--log-every", str(LOG_EVERY), "--save-every", str(SAVE_EVERY)]
 KILLED_STEPS = 150  # about a second of training after the first checkpoint: room for the kill to land
 
 
-def ctrl_c_enabled() -> None:
-    """In the child before it starts: Ctrl-C back to its default. A process started in the background by a
-    shell without job control (``make test &``, some CI runners) inherits SIGINT ignored, and Python then never
-    raises KeyboardInterrupt: the interruption under test would not happen."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("corpus") / "sentences.txt"
@@ -231,14 +224,7 @@ def start(corpus: Path, out: Path, steps: int) -> subprocess.Popen:
     """``python -m kit.pretrain`` in its own process (its own hash seeds), on one thread."""
     env = {**os.environ, "KIT_PROGRESS": "0", "OMP_NUM_THREADS": "1"}
     args = [sys.executable, "-m", "kit.pretrain", *command(corpus, out, steps=steps)]
-    return subprocess.Popen(
-        args,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=ctrl_c_enabled,
-    )
+    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def finish(process: subprocess.Popen) -> None:
