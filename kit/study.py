@@ -23,7 +23,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar
@@ -31,6 +31,7 @@ from typing import ClassVar, Protocol, TypeVar
 import numpy as np
 import pandas as pd
 
+from kit.core.compute import EVALUATION_LENGTH, Work, encoding
 from kit.core.files import set_aside, write_text_atomic
 from kit.core.models import model_fingerprint, resolve_model
 from kit.evaluation import rows as suite_rows
@@ -187,6 +188,38 @@ class StudyBase:
     def run_label(self, *args) -> str:
         """A run's name in progress lines and bars: its arguments (studies name them better)."""
         return " ".join(map(str, args))
+
+    @classmethod
+    def workload(cls, p: Params) -> list[Work]:
+        """The compute a run file plans, as ``kit.core.compute.Work`` (what the GPU-time estimates count), from
+        its parameters and data alone: no model is loaded, so a paper file is estimated without its models."""
+        raise NotImplementedError
+
+    @staticmethod
+    def evaluation_work(
+        p: Params,
+        scored: int,
+        selections: int,
+        own_dev: Sequence[str] = (),
+        own_tasks: Sequence[Task] = (),
+        part: str = "all",
+    ) -> list[Work]:
+        """The forward passes of evaluation: ``scored`` models (``part`` of ``p.model``) embed the texts of the
+        ``suite`` tasks and of the study's ``own_tasks``, and ``selections`` checkpoint evaluations those of the
+        ``select_on`` tasks (with ``own_dev``, the study's own dev texts, when ``select_on`` lists ``dev``)."""
+
+        def texts(tasks: Iterable[Task]) -> list[str]:
+            return [text for task in tasks for part in task.texts() for text in part]
+
+        select_on = getattr(p, "select_on", [])
+        chosen = texts(TASKS[name] for name in select_on if name != "dev") + (
+            list(own_dev) if "dev" in select_on else []
+        )
+        suite = texts([*select(p.suite), *own_tasks])
+        work = [encoding("evaluation", p.model, suite, scored, EVALUATION_LENGTH, part=part)]
+        if chosen and selections:
+            work.append(encoding("checkpoint selection", p.model, chosen, selections, EVALUATION_LENGTH, part=part))
+        return work
 
     def run_dir(self, name: str, settings: dict, data: str) -> Path:
         """The folder of the run identified by ``settings`` (every setting its result depends on),

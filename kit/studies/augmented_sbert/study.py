@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.compute import Work, combined, encoding
 from kit.core.fingerprint import digest
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
@@ -278,6 +279,40 @@ class Study(StudyBase):
         return [
             (benchmark, i, seed) for i in range(len(self.splits(benchmark))) for seed in self.p.seeds_for(benchmark)
         ]
+
+    @classmethod
+    def workload(cls, p: AugSBERTParams) -> list[Work]:
+        """Per run (benchmark, split, seed), ``method.compare``: a bi-encoder and a cross-encoder trained on gold,
+        the pool embedded by the gold bi-encoder, both silver sets (pool x ``top_k`` pairs each; counted as pool
+        sentences paired at random, since the semantic pairs depend on the trained model) labelled by the
+        cross-encoder, two bi-encoders trained on gold + silver; the three bi-encoders embed the split's test
+        pairs and the suite tasks, the cross-encoder scores the test pairs. A cross-encoder reads a pair as one
+        sequence."""
+        study, work = cls(p, Path()), []  # building reads nothing: the splits load when asked for
+        for benchmark, index, _seed in study.planned_runs():
+            split = study.splits(benchmark)[index]
+            pool = study.pool(benchmark, split)
+            order = np.random.default_rng(0).permutation(len(pool))
+            silver = [(pool[i], pool[j]) for _ in range(p.top_k) for i, j in zip(order, np.roll(order, 1))]
+            gold, test = [a for pair in split.train for a in pair], [a for pair in split.test for a in pair]
+            both = [a for pair in split.train + silver for a in pair]
+
+            def pairs(pairs: list[Pair]) -> list[str]:
+                return [f"{a} {b}" for a, b in pairs]
+
+            fit = {"train": True, "loop": "sentence-transformers"}
+            bi, cross = {**fit, "batch": 2 * p.batch_size}, {**fit, "batch": p.batch_size}  # in texts: two a pair
+            work += [
+                encoding("bi-encoder on gold", p.model, gold, p.epochs, p.max_length, **bi),
+                encoding("cross-encoder on gold", p.model, pairs(split.train), p.cross_epochs, p.max_length, **cross),
+                encoding("the gold bi-encoder embeds the pool", p.model, pool, 1, p.max_length),
+                encoding("the cross-encoder labels both silver sets", p.model, pairs(silver), 2, p.max_length),
+                encoding("two bi-encoders on gold + silver", p.model, both, 2 * p.epochs, p.max_length, **bi),
+                encoding("evaluation", p.model, test, 3, p.max_length),
+                encoding("evaluation", p.model, pairs(split.test), 1, p.max_length),
+                *cls.evaluation_work(p, 3, 0),
+            ]
+        return combined(work)
 
     def planned_runs(self) -> list[tuple[str, int, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""

@@ -13,13 +13,14 @@ outputs; ``suite_report`` compares each row with its baseline row (``baseline_of
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from kit.core.compute import Work, contrastive_training, encoding
 from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
@@ -50,6 +51,35 @@ from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
 from kit.study import SUITE_FILE, StudyBase
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
+
+
+def table_seeds(p: MedSEParams) -> dict[str, list[int]]:
+    """Each table row's seeds (one for a zero-shot row: it is deterministic)."""
+    return {name: list(p.seeds if ROWS[name].kind != "zero_shot" else p.seeds[:1]) for name in p.rows}
+
+
+def sweep_runs(p: MedSEParams, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
+    """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
+    values = {"none_share": p.none_share_sweep, "lam": p.lambda_sweep, "dedup": p.dedup_sweep}[key]
+    main = {"none_share": p.none_share, "lam": p.lam, "dedup": p.dedup}[key]
+    if not values:
+        return []
+    rows = p.sweep_rows if key == "none_share" else ["medse"]
+    ordered = sorted(set(values) | {main}) if key != "dedup" else list(dict.fromkeys([*values, main]))
+    return [(name, seed, {key: v}) for name in rows for v in ordered for seed in p.sweep_seeds]
+
+
+def run_variant(
+    p: MedSEParams, row: Row, none_share: float | None = None, lam: float | None = None, dedup: str | None = None
+) -> dict:
+    """The settings a run of ``row`` varies, the parameters' unless given (sweeps): the S_none share of a trained
+    row, with lambda and the duplicate handling for MED-SE; none for a zero-shot row."""
+    if row.kind == "zero_shot":
+        return {}
+    variant = {"none_share": p.none_share if none_share is None else none_share}
+    if row.kind == "medse":
+        variant |= {"lam": p.lam if lam is None else lam, "dedup": dedup or p.dedup}
+    return variant
 
 
 class Study(StudyBase):
@@ -213,12 +243,7 @@ class Study(StudyBase):
 
     def main_variant(self, row: Row) -> dict:
         """The variant of ``row``'s table runs (the main settings); sweeps vary it."""
-        p = self.p
-        if row.kind == "zero_shot":
-            return {}
-        if row.kind != "medse":
-            return {"none_share": p.none_share}
-        return {"none_share": p.none_share, "lam": p.lam, "dedup": p.dedup}
+        return run_variant(self.p, row)
 
     def scores_suite(self, row: Row, variant: dict) -> bool:
         """Runs at the main settings score the suite (every table run, and a sweep's run at the main setting,
@@ -281,13 +306,7 @@ class Study(StudyBase):
     ) -> dict:
         """One row at one seed (cached); ``none_share``, ``lam`` and ``dedup`` override the parameters (sweeps)."""
         row, p = ROWS[row_name], self.p
-        variant = {
-            "none_share": p.none_share if none_share is None else none_share,
-            "lam": p.lam if lam is None else lam,
-            "dedup": dedup or p.dedup,
-        }
-        if row.kind != "medse":
-            variant = {"none_share": variant["none_share"]} if row.kind != "zero_shot" else {}
+        variant = run_variant(p, row, none_share, lam, dedup)
         run_dir = self._run_dir(row, seed, variant)
 
         def compute() -> dict:
@@ -346,27 +365,53 @@ class Study(StudyBase):
         return [name for name in self.p.rows if ROWS[name].kind != "zero_shot"]
 
     def row_seeds(self) -> dict[str, list[int]]:
-        """Each table row's seeds (one for a zero-shot row: it is deterministic)."""
-        return {
-            name: list(self.p.seeds if ROWS[name].kind != "zero_shot" else self.p.seeds[:1]) for name in self.p.rows
-        }
+        return table_seeds(self.p)
 
-    def _sweep_runs(self, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
-        """(row, seed, {key: value}) of a sweep: its values and the main setting, over the sweep seeds."""
-        values = {"none_share": self.p.none_share_sweep, "lam": self.p.lambda_sweep, "dedup": self.p.dedup_sweep}[key]
-        main = {"none_share": self.p.none_share, "lam": self.p.lam, "dedup": self.p.dedup}[key]
-        if not values:
-            return []
-        rows = self.p.sweep_rows if key == "none_share" else ["medse"]
-        ordered = sorted(set(values) | {main}) if key != "dedup" else list(dict.fromkeys([*values, main]))
-        return [(name, seed, {key: v}) for name in rows for v in ordered for seed in self.p.sweep_seeds]
+    @classmethod
+    def workload(cls, p: MedSEParams) -> list[Work]:
+        """Every distinct run (a sweep's run at the main settings is its table run): a trained row is ``steps``
+        contrastive steps; MED-SE's trainable definition encoder reads the definition of every batch sentence with
+        an entity (a share 1 - S_none), forward and backward; a frozen one embeds the definitions once; a whitening
+        row embeds ``whitening_sentences`` PubMed sentences; every table run is evaluated and every ``eval_every``
+        steps a trained run's checkpoint is selected."""
+
+        def key(name: str, seed: int, variant: dict) -> tuple:
+            return name, seed, tuple(sorted(variant.items()))
+
+        runs = {key(name, seed, run_variant(p, ROWS[name])) for name, seeds in table_seeds(p).items() for seed in seeds}
+        runs |= {
+            key(name, seed, run_variant(p, ROWS[name], **variant))
+            for sweep in ("none_share", "lam", "dedup")
+            for name, seed, variant in sweep_runs(p, sweep)
+        }
+        kinds = [(ROWS[name], dict(variant)) for name, _seed, variant in runs]
+        trained = [(row, variant) for row, variant in kinds if row.kind != "zero_shot"]
+        medse = [1 - variant["none_share"] for row, variant in trained if row.kind == "medse"]
+        whitened = sum(row.whitening for row, _ in kinds)
+        definitions = [e.definition for e in load_disease_ontology(p.ontology_path)]
+        work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
+        if medse and p.definition_trainable:
+            what = "MED-SE: the definition encoder reads the batch's definitions"
+            each = encoding(what, p.model, definitions, 1, p.definition_max_length, train=True)
+            work.append(replace(each, sequences=round(sum(medse) * p.steps * p.batch_size)))
+        elif medse:
+            what = "MED-SE: the frozen definition encoder embeds every definition"
+            work.append(encoding(what, p.model, definitions, len(medse), p.definition_max_length))
+        if whitened:
+            what = "whitening: PubMed sentences embedded"
+            each = encoding(what, p.model, load_pubmed_sentences(p.corpus_path), 1, 2 * p.max_length)
+            work.append(replace(each, sequences=whitened * p.whitening_sentences))
+        dev = load_biosses(p.biosses_path).subset("dev")
+        table = sum(len(seeds) for seeds in table_seeds(p).values())
+        selections = len(trained) * (p.steps // p.eval_every)
+        return work + cls.evaluation_work(p, table, selections, dev.sentence1 + dev.sentence2)
 
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
         sweeps = [
             (name, seed, *[variant.get(k) for k in ("none_share", "lam", "dedup")])
             for key in ("none_share", "lam", "dedup")
-            for name, seed, variant in self._sweep_runs(key)
+            for name, seed, variant in sweep_runs(self.p, key)
         ]
         return [*self.table_runs(), *sweeps]
 
@@ -396,7 +441,7 @@ class Study(StudyBase):
         """The sweep of one setting (S_none share for the sweep rows; lambda and duplicate
         handling for MED-SE), the main setting included, over the sweep seeds."""
         out = []
-        for name, seed, variant in self._sweep_runs(key):
+        for name, seed, variant in sweep_runs(self.p, key):
             r = self.run(name, seed, **variant)
             out.append({"method": name, "label": ROWS[name].label, key: variant[key], "seed": seed, **r["metrics"]})
         return pd.DataFrame(out)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.compute import Work, encoding
 from kit.core.fingerprint import digest
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.summarization import rouge_items, rouge_outputs, rouge_tasks
@@ -105,6 +106,37 @@ class Study(StudyBase):
 
     def run_label(self, row_name: str, seed: int) -> str:
         return f"{row_name} seed {seed}"
+
+    @classmethod
+    def workload(cls, p: QFCLParams) -> list[Work]:
+        """Per run (row, seed): ``epochs`` passes over the training pairs (the encoder reads each question and the
+        decoder writes its summary, forward and backward); the contrastive rows' key encoder reads each summary
+        and, with hard negatives, ``n_hard`` negatives a pair (counted at the summaries' length); after every
+        epoch, greedy dev summaries and the similarity probe; then beam search on the test questions and the
+        encoder on the suite. Generated summaries are counted at their references' length."""
+        train, dev, test, _ = p.split()
+        runs = [ROWS[row] for row in p.rows for _ in p.seeds]
+        contrastive, hard = sum(r.simple or r.hard for r in runs), sum(r.hard for r in runs)
+        n, epochs = len(runs), p.epochs
+        source = {"max_length": p.max_source, "part": "encoder"}
+        target = {"max_length": p.max_target, "part": "decoder"}
+        key = {"max_length": p.max_target, "part": "encoder"}
+        steps = {"batch": p.batch_size, "loop": "kit"}
+        dev_summaries, probe = "after each epoch: greedy dev summaries", "after each epoch, the probe"
+        return [
+            encoding("the encoder reads each question", p.model, train.chq, n * epochs, train=True, **source, **steps),
+            encoding("the decoder writes its summary", p.model, train.summary, n * epochs, train=True, **target),
+            encoding("the key encoder reads each summary", p.model, train.summary, contrastive * epochs, **key),
+            encoding("the key encoder reads hard negatives", p.model, train.summary, hard * epochs * p.n_hard, **key),
+            encoding(dev_summaries, p.model, dev.chq, n * epochs, **source),
+            encoding(dev_summaries, p.model, dev.summary, n * epochs, **target),
+            encoding(f"{probe}: the questions", p.model, dev.chq, 2 * n * epochs, **source),
+            encoding(f"{probe}: the greedy summaries", p.model, dev.summary, n * epochs, **target),
+            encoding(f"{probe}: references, hard negatives", p.model, dev.summary, n * epochs * (1 + p.n_hard), **key),
+            encoding("beam search on the test questions", p.model, test.chq, n, **source),
+            encoding("beam search on the test questions", p.model, test.summary, n * p.num_beams, **target),
+            *cls.evaluation_work(p, n, 0, part="encoder"),
+        ]
 
     def planned_runs(self) -> list[tuple[str, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.augment import make_augmenter
+from kit.core.compute import Work, contrastive_training
 from kit.core.files import write_atomic
 from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
@@ -91,6 +92,28 @@ class Study(StudyBase):
                 partners.setdefault(row[a], set()).add(row[b])
                 partners.setdefault(row[b], set()).add(row[a])
         return texts, partners
+
+    @classmethod
+    def workload(cls, p: SimCSEParams) -> list[Work]:
+        """Every distinct training (the table's trained rows at every seed, the few-shot runs; a few-shot run on the
+        whole corpus at a table seed is that table run) is ``steps`` contrastive steps;
+        the instance-weighting rows also embed each batch with the frozen starting model; every table run is
+        evaluated, every ``eval_every`` steps a checkpoint is selected."""
+        trained = {(name, seed, 100.0) for name in p.rows if ROWS[name].trained for seed in p.seeds}
+        trained |= {(n, s, float(pct)) for n in p.fewshot_rows for pct in p.fewshot_percents for s in p.fewshot_seeds}
+        weighted = sum(ROWS[name].iw for name, _, _ in trained)
+        if p.language == "en":
+            dev, own_tasks = load_biosses(p.biosses_path).subset("dev"), []
+        else:
+            dev = cmedqq_pairs(p.cosine_view_pairs, p.corpus_seed).subset("dev")
+            own_tasks = chineseblue_probes(p.probe_train_size, p.probe_eval_size, p.corpus_seed)
+        work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
+        if weighted:
+            frozen = "instance weighting: the frozen starting model embeds each batch"
+            work.append(Work(frozen, p.model, weighted * p.steps * p.batch_size, p.max_length, train=False))
+        scored = sum(len(p.seeds) if ROWS[name].trained else 1 for name in p.rows)
+        selections = len(trained) * (p.steps // p.eval_every)
+        return work + cls.evaluation_work(p, scored, selections, dev.sentence1 + dev.sentence2, own_tasks)
 
     # ---- runs -----------------------------------------------------------------
     def _run_dir(self, row: Row, seed: int, percent: float) -> Path:
