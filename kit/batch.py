@@ -15,11 +15,15 @@ and then the notebooks as Ray tasks, N at once per machine, on a local cluster o
 The study of a notebook is the package ``kit.studies.<notebook>``: its ``Params`` declare the
 notebook's parameters and its ``Study`` (for notebooks that train) lists and computes the runs.
 ``--describe NOTEBOOK`` prints the parameters; ``--sync-notebooks`` regenerates every notebook's
-papermill ``parameters`` cell from them.
+papermill ``parameters`` cell from them. ``--push-to-hub REPO`` uploads every finished report's saved models
+(``save_models``) to the Hugging Face Hub as ``REPO-<row>``, each with its model card
+(``kit.report.model_card``); the token, the repository name and every run file's ``save_models`` are checked
+before any work.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -86,6 +90,52 @@ def foreign_report_folders(runs: list[Run], reports: Path) -> list[str]:
                 "of the files, give another --reports, or remove the folder"
             )
     return messages
+
+
+def hub_repo(text: str) -> str:
+    """A ``type=`` for ``--push-to-hub``: an ``owner/name`` repository prefix the Hub accepts."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(text)
+    except HFValidationError as err:
+        raise argparse.ArgumentTypeError(f"not a Hugging Face repository name ({err})") from None
+    if "/" not in text:
+        raise argparse.ArgumentTypeError(f"must name its owner, owner/name, got {text!r}")
+    return text
+
+
+def push_problems(runs: list[Run]) -> list[str]:
+    """Why ``--push-to-hub`` cannot work for these runs: no token, the hub offline, a run file that saves no
+    model; one message each."""
+    from huggingface_hub import get_token
+
+    problems = []
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
+        problems.append("argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload")
+    elif get_token() is None:
+        problems.append("argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)")
+    problems += [
+        f"{run.file}: saves no model to push (set save_models)" for run in runs if not run.parameters.get("save_models")
+    ]
+    return problems
+
+
+def push_reports(runs: list[Run], reports: Path, repo: str, failures: dict[str, str]) -> list[str]:
+    """Upload the saved models of every run that did not fail (``kit.report.model_card.push``); returns the
+    uploads that failed, one line each."""
+    from kit.report.model_card import push
+
+    failed = []
+    for run in runs:
+        if f"{run.notebook}/{run.name}" in failures:
+            continue
+        try:
+            for repo_id, card in push(run.report_dir(reports), repo):
+                print(f"[kit.batch] pushed {shown_path(card.parent)} to https://huggingface.co/{repo_id}", flush=True)
+        except Exception as err:  # the network, the token's rights: the reports stay, the upload is named
+            failed.append(f"{run.notebook}/{run.name}: push to {repo}: {type(err).__name__}: {err}")
+    return failed
 
 
 def _record(progress: BatchProgress, name: str, event: tuple) -> None:
@@ -192,6 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         f"or on a local one without ADDRESS; needs {INSTALL} and a filesystem that every node shares",
     )
     ap.add_argument(
+        "--push-to-hub",
+        metavar="REPO",
+        type=hub_repo,
+        help="after each report, upload its saved models (save_models) to the Hugging Face Hub as REPO-<row>, "
+        "each with its model card; needs a token (huggingface-cli login or HF_TOKEN)",
+    )
+    ap.add_argument(
         "--describe",
         metavar="NOTEBOOK",
         choices=notebooks(),
@@ -237,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
             except (ParameterError, OSError, ValueError) as err:
                 invalid.append(str(err))
     invalid += shared_report_folders(runs, reports) + foreign_report_folders(runs, reports)
+    if args.push_to_hub:
+        invalid += push_problems(runs)
     if invalid:  # bad parameters fail before anything is trained
         for message in invalid:
             print(f"invalid: {message}", file=sys.stderr)
@@ -253,10 +312,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     index = write_index(reports, studies_about())
     print(f"[kit.batch] index: {index}")
+    pushes = push_reports(runs, reports, args.push_to_hub, failures) if args.push_to_hub else []
+    for line in pushes:
+        print(f"[kit.batch] {line}", file=sys.stderr)
     if failures:
         print(f"[kit.batch] {len(failures)} run(s) failed: {', '.join(failures)}", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if failures or pushes else 0
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT
 from kit.registry import Registry
 from kit.report.export import report_html
-from kit.report.index import LAST_GOOD, PREVIOUS
+from kit.report.index import LAST_GOOD, PREVIOUS, RUN_FILE_MARK
 from kit.study import STUDIES, Study, StudyEntry
 
 
@@ -115,10 +115,6 @@ def failure_log(err: BaseException) -> str:
     else:
         cell, trace = "", "".join(traceback.format_exception(err))
     return f"{failure_reason(err)}\n\n{cell}--- traceback ---\n{trace}\n"
-
-
-RUN_FILE_MARK = ".run_file"
-"""In a report folder: the run file whose report it holds (relative to the project when inside it)."""
 
 
 EXECUTING = ".executing"

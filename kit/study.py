@@ -41,6 +41,7 @@ from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
 from kit.registry import Registry
 from kit.report.index import StudyAbout
+from kit.report.model_card import mark, write_cards
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
@@ -404,17 +405,25 @@ class StudyBase:
         no claim on these tasks)."""
         return None
 
-    def save_model(self, encoder, row: str) -> Path:
-        """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``)."""
-        return encoder.save(self.report_dir / "models" / row)
+    def save_model(self, encoder, row: str, seed: int, run_dir: Path) -> Path:
+        """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``), marked
+        with its row, seed, run and training data for its model card (``kit.report.model_card``)."""
+        folder = encoder.save(self.report_dir / "models" / row)
+        mark(folder, row, self.row_label(row), seed, run_dir.name, self.training_data(row))
+        return folder
+
+    def training_data(self, row: str) -> str:
+        """What a table row trains on, in words (a saved model's card)."""
+        raise NotImplementedError
 
     def write_record(
         self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra
     ) -> Path:
         """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
         ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model
-        and what it substitutes, provenance, ``extra`` and the compute time of every run used."""
-        return record.write(
+        and what it substitutes, provenance, ``extra`` and the compute time of every run used; then the model
+        card of every model the runs saved (``kit.report.model_card``), from that record."""
+        path = record.write(
             metrics=metrics,
             headline=headline,
             tables=write_tables(self.report_dir, tables),
@@ -422,8 +431,11 @@ class StudyBase:
             substitute_for=self.model_source.substitute_for,
             runs=len(self.run_seconds),
             compute_seconds=round(sum(self.run_seconds.values()), 1),
+            run_seconds={name: round(s, 1) for name, s in self.run_seconds.items()},
             **extra,
         )
+        write_cards(self.report_dir, json.loads(path.read_text(encoding="utf-8")))
+        return path
 
 
 def best_row(results: pd.DataFrame, metric: str, rows: Iterable[str] | None = None) -> str:

@@ -301,6 +301,37 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     assert "Evaluation suite, headline tasks" in (run / "results_table.txt").read_text(encoding="utf-8")
 
 
+def test_saved_models_carry_a_card_with_their_parameters_suite_scores_and_command(reports):
+    """Study 1 (Encoder.save) and study 2 (sentence-transformers' own save): every saved folder loads in plain
+    SentenceTransformer and its README.md is sentence-transformers' card with the kit's section: the row, the
+    run's parameters, each of the row's suite lines with its interval, the commit and the command."""
+    from sentence_transformers import SentenceTransformer
+
+    from kit.report.model_card import KIT_SECTION, push, saved_models
+
+    for run in (reports / "simcse_augmentations" / "smoke", reports / "augmented_sbert" / "smoke"):
+        record = json.loads((run / "results.json").read_text(encoding="utf-8"))
+        models = saved_models(run)
+        assert len(models) == 3, run
+        for model in models:
+            card = (model.folder / "README.md").read_text(encoding="utf-8")
+            assert card.startswith("---\n") and "library_name: sentence-transformers" in card and KIT_SECTION in card
+            lines = [line for line in record["metrics"]["suite"]["lines"] if line["row"] == model.facts["row"]]
+            assert lines and f"`{model.facts['row']}`" in card
+            for line in lines:
+                assert f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]" in card
+            assert f"batch_size: {record['parameters']['batch_size']}" in card
+            assert (
+                record["git_commit"][:12] in card and f"python -m kit.batch params/{run.parent.name}/smoke.yaml" in card
+            )
+            assert SentenceTransformer(str(model.folder), device="cpu").encode(["IL-6 rises"]).shape[0] == 1
+    uploads = push(reports / "simcse_augmentations" / "smoke", "someone/medcse-smoke", dry_run=True)
+    assert [repo for repo, _ in uploads] == [
+        f"someone/medcse-smoke-{row}" for row in ("crop_10", "mixcse_iw", "simcse")
+    ]
+    assert 'SentenceTransformer("someone/medcse-smoke-simcse")' in uploads[-1][1].read_text(encoding="utf-8")
+
+
 def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsys):
     """A rerun finds every training cached; the console has a line per planned training (k of N, its
     name) and one for the run with its headline metric."""

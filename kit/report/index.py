@@ -22,6 +22,8 @@ from kit.core.files import write_text_atomic
 
 PREVIOUS = ".previous"
 """In a run folder while it executes: the last finished execution's report, set aside (``kit.batch``)."""
+RUN_FILE_MARK = ".run_file"
+"""In a report folder: the run file whose report it holds (relative to the project when inside it)."""
 LAST_GOOD = "last_good"
 """In a failed run's folder: the last finished execution's report, kept (its ``report.html`` is linked)."""
 

@@ -161,6 +161,8 @@ def test_two_files_that_would_share_a_report_folder_are_refused(tmp_path, capsys
         (["{good}", "--reports", "{file}"], "argument --reports: {file} is a file; give a folder you can write in"),
         (["{good}", "--reports", "{file}/sub"], "argument --reports: {file}/sub is under {file}, which is a file"),
         (["{good}", "--jobs", "0"], "argument --jobs: must be an integer >= 1, got 0"),
+        (["{good}", "--push-to-hub", "medcse"], "argument --push-to-hub: must name its owner, owner/name, got"),
+        (["{good}", "--push-to-hub", "a/b/c"], "argument --push-to-hub: not a Hugging Face repository name"),
     ],
 )
 def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
@@ -171,6 +173,27 @@ def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
         batch_main([a.format(**names) for a in args])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and message.format(**names) in line
+
+
+def test_a_push_that_cannot_happen_is_refused_before_any_training(tmp_path, capsys, monkeypatch):
+    """Offline, or without a token, or with a run file that saves no model: one line each, nothing runs."""
+    saving = write(tmp_path, "saving", "steps: 2\nsave_models: true")
+    plain = write(tmp_path, "plain", "steps: 2")
+    code, err = run_batch(tmp_path, capsys, saving, plain, "--push-to-hub", "someone/medcse")
+    assert code == 2 and not (tmp_path / "reports").exists()
+    assert err.splitlines() == [
+        "invalid: argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload",
+        f"invalid: {plain}: saves no model to push (set save_models)",
+    ]
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))  # no stored token either
+    code, err = run_batch(tmp_path, capsys, saving, "--push-to-hub", "someone/medcse")
+    assert code == 2 and err.splitlines() == [
+        "invalid: argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)"
+    ]
 
 
 def test_a_second_call_refuses_a_report_folder_that_holds_another_run_files_report(tmp_path, capsys):

@@ -36,6 +36,7 @@ from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.sts import spearman
 from kit.evaluation.task import Task as SuiteTask
+from kit.report.model_card import mark
 from kit.report.tables import mean_std
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
@@ -247,6 +248,8 @@ class Study(StudyBase):
                 save_to=self.models_dir(benchmark) if save else None,
                 each_bi_encoder=score_suite,
             )
+            if save:
+                self.mark_models(benchmark, s, seed, run_dir, {n: len(p) for n, (p, _) in cmp.silver.items()})
             return {
                 "benchmark": benchmark,
                 "split": s.name,
@@ -257,6 +260,18 @@ class Study(StudyBase):
             }
 
         return self.cached(run_dir, compute)
+
+    def mark_models(self, benchmark: str, split: Split, seed: int, run_dir: Path, silver: dict[str, int]) -> None:
+        """Mark each saved bi-encoder with its suite row, seed, run and training pairs (its model card's facts)."""
+        gold = f"{len(split.train):,} gold pairs of {BENCHMARKS[benchmark].short} ({split.name})"
+        for condition in CONDITIONS:
+            sampled = next((n for n in silver if n in condition), None)
+            data = gold + (
+                f" + {silver[sampled]:,} {sampled} silver pairs labelled by its cross-encoder" if sampled else ""
+            )
+            row = suite_row(benchmark, condition)
+            folder = self.models_dir(benchmark) / model_folder_name(condition)
+            mark(folder, row, self.row_label(row), seed, run_dir.name, data)
 
     @staticmethod
     def _embed(st):

@@ -27,7 +27,14 @@ from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
 from kit.core.train import train_contrastive
 from kit.core.whitening import Whitening
-from kit.data import load_biosses, load_disease_ontology, load_pubmed_sentences, load_sts_tsv
+from kit.data import (
+    DISEASE_ONTOLOGY,
+    PUBMED_SENTENCES,
+    load_biosses,
+    load_disease_ontology,
+    load_pubmed_sentences,
+    load_sts_tsv,
+)
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
 from kit.evaluation.sts import STSEmbeddings
@@ -267,6 +274,16 @@ class Study(StudyBase):
     def row_label(self, row: str) -> str:
         return ROWS[row].label
 
+    def training_data(self, row: str) -> str:
+        corpus = self.p.corpus_path or f"PubMed sentences ({PUBMED_SENTENCES.source.split(' : ')[0]})"
+        text = (
+            f"{self.p.train_size:,} unlabeled {corpus}, BIOSSES sentences removed, {self.p.none_share:.0%} of them "
+            "without a linked Disease Ontology entity"
+        )
+        if ROWS[row].kind == "medse":
+            text += f"; the entities' definitions ({DISEASE_ONTOLOGY.source.split(' : ')[0]})"
+        return text
+
     def _run_dir(self, row: Row, seed: int, variant: dict) -> Path:
         p = self.p
         settings = {
@@ -336,7 +353,7 @@ class Study(StudyBase):
             if self.scores_suite(row, variant):
                 self._score_suite(encoder, whitening, run_dir)
             if self.saves_model(row, seed, variant):
-                self.save_model(encoder, row_name)
+                self.save_model(encoder, row_name, seed, run_dir)
             return {
                 "row": row_name,
                 "label": row.label,

@@ -23,7 +23,14 @@ from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
 from kit.core.models import Encoder
 from kit.core.train import train_contrastive
-from kit.data import chineseblue_corpus, load_biosses, load_chineseblue, load_pubmed_sentences
+from kit.data import (
+    CHINESEBLUE,
+    PUBMED_SENTENCES,
+    chineseblue_corpus,
+    load_biosses,
+    load_chineseblue,
+    load_pubmed_sentences,
+)
 from kit.evaluation.probes import ProbeFit, ProbeTask, chineseblue_probes
 from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
 from kit.evaluation.rows import PaperEffect
@@ -163,7 +170,7 @@ class Study(StudyBase):
             if percent == 100:
                 self.score_suite(encoder, run_dir, {t.name: {t.f1: fit.predictions} for t, fit in probes})
             if self.saves_model(row, seed, percent):
-                self.save_model(encoder, row_name)
+                self.save_model(encoder, row_name, seed, run_dir)
             embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / EXAMPLE_EMBEDDINGS, lambda tmp: np.save(tmp, embeddings))
             metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
@@ -242,6 +249,16 @@ class Study(StudyBase):
 
     def row_label(self, row: str) -> str:
         return ROWS[row].label
+
+    def training_data(self, row: str) -> str:
+        if self.p.corpus_path:
+            what = f"sentences of {self.p.corpus_path}"
+        elif self.p.language == "en":
+            what = f"PubMed sentences ({PUBMED_SENTENCES.source.split(' : ')[0]})"
+        else:
+            what = f"ChineseBLUE training sentences ({CHINESEBLUE['cMedQQ'].spec.source.split(' : ')[0]})"
+        view = f", its positive view made by {ROWS[row].label.lstrip('+ ')}" if ROWS[row].augmenter else ""
+        return f"{len(self.corpus):,} {what}, unlabeled{view}"
 
     def row_run_dir(self, row: str, seed: int) -> Path:
         return self._run_dir(ROWS[row], seed, 100.0)

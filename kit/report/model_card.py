@@ -1,0 +1,205 @@
+"""Model cards for the sentence-transformers folders a study saves (``save_models``), and their upload.
+
+A saved folder gets ``MARK`` when its run writes it (``mark``: its table row, seed, run folder and training data)
+and its ``README.md`` when the report is recorded (``write_cards``): sentence-transformers' own card
+(``generate_model_card``: the Hub's front matter, the architecture, how to load it) with the kit's section after
+its title: the base model and what it stands in for, the study, row and seed, the training data and time, the
+row's scores on the report's evaluation suite with their intervals and corrected comparisons, the commit and the
+command that reproduces it, and every parameter of the run. ``push`` uploads the folders to the Hugging Face Hub
+(``kit.batch --push-to-hub``), or with ``dry_run`` writes the cards it would upload and uploads nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kit.core.files import write_text_atomic
+from kit.evaluation.bootstrap import format_p
+from kit.report.index import RUN_FILE_MARK
+
+MARK = "kit_model.json"
+"""Beside a saved model: which row, seed and run made it, and on what data (``mark``)."""
+KIT_SECTION = "## How this model was made (medcse study kit)"
+
+
+def mark(folder: Path, row: str, label: str, seed: int, run: str, data: str) -> None:
+    """Record beside a saved model (``folder``) the table ``row`` (and its ``label``) it belongs to, its ``seed``,
+    the ``run`` folder that trained it and the training ``data`` in words."""
+    facts = {"row": row, "label": label, "seed": seed, "run": run, "data": data}
+    write_text_atomic(Path(folder) / MARK, json.dumps(facts, indent=1) + "\n")
+
+
+@dataclass(frozen=True)
+class SavedModel:
+    folder: Path
+    facts: dict  # MARK's content
+
+
+def saved_models(report_dir: Path) -> list[SavedModel]:
+    """Every marked model folder under ``report_dir/models``."""
+    marks = sorted((Path(report_dir) / "models").rglob(MARK))
+    return [SavedModel(m.parent, json.loads(m.read_text(encoding="utf-8"))) for m in marks]
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not recorded"
+    minutes, s = divmod(round(seconds), 60)
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes} min {s:02d} s" if minutes else f"{s} s"
+
+
+def _signed(value: float | None) -> str:
+    return "" if value is None else f"{value:+.2f}".replace("-", "−")
+
+
+def scores_table(record: dict, row: str) -> str:
+    """The row's lines of the report's suite (``record['metrics']['suite']``): score x100 with its interval,
+    and each comparison with its interval and family-corrected p-value."""
+    suite = record.get("metrics", {}).get("suite") or {}
+    lines = [line for line in suite.get("lines", []) if line.get("row") == row]
+    if not lines:
+        return "The report scored this row on no suite task.\n"
+    methods = {(line["task"], line["row"]): line["method"] for line in suite["lines"]}
+    correction = suite.get("correction", "none")
+    out = [
+        f"| task | metric | items | score [{suite.get('confidence', 0.95):.0%}] | compared with | difference [family "
+        f"interval] | p ({correction}) |",
+        "|---|---|---:|---|---|---|---:|",
+    ]
+    for line in lines:
+        score = f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]"
+        versus, difference, p = "", "", ""
+        if line.get("baseline"):
+            versus = methods.get((line["task"], line["baseline"]), line["baseline"])
+            difference = (
+                f"{_signed(line['difference'])} [{_signed(line['family_low'])}, {_signed(line['family_high'])}]"
+            )
+            p = format_p(line["p_adjusted"], line["resamples"]) + (" *" if line.get("significant") else "")
+        out.append(
+            f"| `{line['task']}` | {line['metric']} | {line['items']} | {score} | {versus} | {difference} | {p} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def kit_section(model: SavedModel, record: dict, run_seconds: float | None, run_file: str | None) -> str:
+    """The kit's part of the card: what the model is, how it was trained, how it scored, how to reproduce it."""
+    import yaml
+
+    facts, p = model.facts, record.get("parameters", {})
+    commit = record.get("git_commit", "unknown")
+    seeds = p.get("seeds")
+    command = (
+        f"python -m kit.batch {run_file}"
+        if run_file
+        else f"papermill notebooks/{record['notebook']}.ipynb out.ipynb -f PARAMS.yaml (this card's parameters)"
+    )
+    stands_in = record.get("substitute_for")
+    rows = [
+        ("study", f"`{record['notebook']}`"),
+        ("table row", f"{facts['label']} (`{facts['row']}`)"),
+        ("seed", f"{facts['seed']}" + (f", the first of the row's seeds {seeds}" if seeds else "")),
+        ("base model", record.get("model", p.get("model", "?"))),
+        *([("stands in for", stands_in)] if stands_in else []),
+        ("training data", facts["data"]),
+        ("training time", f"{_duration(run_seconds)} on {record.get('device', '?')} (its run, scoring included)"),
+        ("commit", f"`{commit}`, finished {record.get('finished', '?')}"),
+        ("reproduce", f"`git checkout {commit[:12]} && {command}`"),
+    ]
+    suite = record.get("metrics", {}).get("suite") or {}
+    shown = {k: v for k, v in p.items() if k != "description"}
+    return "\n".join(
+        [
+            KIT_SECTION,
+            "",
+            "This model is a table row of a medcse study kit report: a reproduction of a published contrastive "
+            "method on biomedical text, scored on the kit's evaluation suite with intervals.",
+            "",
+            "| | |",
+            "|---|---|",
+            *[f"| {name} | {str(value).replace('|', '/')} |" for name, value in rows],
+            "",
+            "### Scores on the report's evaluation suite",
+            "",
+            "Scores x100 over the row's seeds and the task's items (a percentile bootstrap); a difference is paired "
+            f"with the row it is compared with, and its interval and p-value are corrected by "
+            f"{suite.get('correction', 'none')} over the report's family of comparisons (* significant). The "
+            f"checkpoint here is seed {facts['seed']}; the scores are its row's.",
+            "",
+            scores_table(record, facts["row"]),
+            "<details><summary>Every parameter of the run</summary>",
+            "",
+            "```yaml",
+            yaml.safe_dump(shown, sort_keys=False, allow_unicode=True).rstrip(),
+            "```",
+            "",
+            "</details>",
+            "",
+        ]
+    )
+
+
+def card(
+    model: SavedModel, record: dict, run_seconds: float | None, run_file: str | None, repo_id: str | None = None
+) -> str:
+    """The model's README.md: sentence-transformers' card for the folder (its name, language and tags set; the
+    repository named when it is pushed) with ``kit_section`` after its title."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.model_card import generate_model_card
+
+    st = SentenceTransformer(str(model.folder), device="cpu")
+    data = st.model_card_data
+    data.model_name = f"{model.facts['label']}: {record['notebook']}, seed {model.facts['seed']}"
+    data.language = ["zh" if record.get("parameters", {}).get("language") == "zh" else "en"]
+    data.add_tags(["medcse", "biomedical", record["notebook"]])
+    if repo_id:
+        data.set_model_id(repo_id)
+    text = generate_model_card(st)
+    section = kit_section(model, record, run_seconds, run_file)
+    head, title, rest = re.split(r"(?m)^(# .*\n)", text, maxsplit=1)
+    return f"{head}{title}\n{section}\n{rest.lstrip()}"
+
+
+def run_file_of(report_dir: Path) -> str | None:
+    mark_file = Path(report_dir) / RUN_FILE_MARK
+    return mark_file.read_text(encoding="utf-8").strip() if mark_file.is_file() else None
+
+
+def write_cards(report_dir: Path, record: dict, repo: str | None = None) -> list[Path]:
+    """Write every saved model's README.md under ``report_dir`` from the report's ``record`` (``card``; the time of
+    each model's run from its ``run_seconds``); ``repo``: the prefix of the repositories they go to (``repo_for``)."""
+    written = []
+    for model in saved_models(report_dir):
+        seconds = record.get("run_seconds", {}).get(model.facts["run"])
+        text = card(model, record, seconds, run_file_of(report_dir), repo_for(repo, model) if repo else None)
+        written.append(write_text_atomic(model.folder / "README.md", text))
+    return written
+
+
+def repo_for(repo: str, model: SavedModel) -> str:
+    """The Hub repository of a saved model: ``repo`` and the model's row, ``owner/name-<row>`` (the row's name
+    in the characters a repository name allows)."""
+    row = re.sub(r"[^A-Za-z0-9._-]+", "-", model.facts["row"]).strip("-.")
+    return f"{repo}-{row}"
+
+
+def push(report_dir: Path, repo: str, dry_run: bool = False) -> list[tuple[str, Path]]:
+    """Upload every saved model of the report (``report_dir``, whose ``results.json`` is its record) to
+    ``repo_for(repo, model)``, its card written first with the repository named; ``dry_run``: write the cards,
+    upload nothing. Returns (repository, card) of each."""
+    record = json.loads((Path(report_dir) / "results.json").read_text(encoding="utf-8"))
+    uploads = []
+    for model, readme in zip(saved_models(report_dir), write_cards(report_dir, record, repo)):
+        repo_id = repo_for(repo, model)
+        if not dry_run:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+            api.create_repo(repo_id, exist_ok=True)
+            api.upload_folder(folder_path=str(model.folder), repo_id=repo_id, commit_message="medcse study kit")
+        uploads.append((repo_id, readme))
+    return uploads
