@@ -4,7 +4,7 @@ TORCH ?= torch==2.13.0
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-CLUSTER := $(VENV)/.cluster
+EXTRAS := $(VENV)/.extras
 
 .PHONY: setup demo reports test lint bench lab docs clean
 
@@ -24,12 +24,13 @@ demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11
 reports: setup  ## the full CPU study and the explorer, then reports/index.html
 	$(BIN)/python -m kit.batch params/simcse_augmentations/cpu.yaml params/explore_augmentations
 
-# Ray is an optional extra (kit.batch --ray / --jobs N): the tests install it, make demo does not.
-$(CLUSTER): $(STAMP)
-	$(BIN)/pip install -q -e ".[dev,cluster]"
-	touch $(CLUSTER)
+# Ray (kit.batch --ray / --jobs N) and mteb (MTEB tasks and result files) are optional extras: the tests install
+# them, make demo does not.
+$(EXTRAS): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e ".[dev,cluster,mteb]"
+	touch $(EXTRAS)
 
-test: setup $(CLUSTER)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
+test: setup $(EXTRAS)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
 	$(BIN)/python -m pytest
 
 lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)

@@ -10,7 +10,8 @@ adjusted p-value is below 1 - confidence. The console gets one line per (model, 
 with its time, then the table; ``DIR/evaluation.html`` holds the same table, every metric and the task
 declarations, and ``DIR/evaluation.json`` every number with the settings and versions. Embeddings are
 cached per model checkpoint and text list (``kit.evaluation.embeddings``), so a second run of a model only
-recomputes the intervals.
+recomputes the intervals. ``DIR/mteb/results/`` holds the scores as MTEB result files (``kit.report.mteb_results``),
+and ``--tasks mteb:NAME`` scores an MTEB task with the kit's intervals (``kit.evaluation.mteb_tasks``).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from kit.core.cli import Parser, checked, integer, number, output_folder
 from kit.core.files import write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.families import CORRECTIONS
+from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import GROUPS, TASKS, select
 from kit.paths import REPORTS, shown
 from kit.report.evaluation_page import legend, render_html, text_table, title
+from kit.report.mteb_results import write_mteb_results
 
 MIN_DRAWS = 100  # resamples: below 100 a 95% interval ends on fewer than three draws, p on 0.02
 
@@ -45,13 +48,28 @@ class Console:
         print(f"[kit.evaluate {s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}] {text}", flush=True)
 
 
-def task_or_group(name: str) -> str:
-    """A ``type=`` for ``--tasks``: a task or group name of ``kit.evaluation.tasks``."""
-    try:
-        select([name])
-    except KeyError as err:
-        raise argparse.ArgumentTypeError(err.args[0]) from None
-    return name
+def task_or_group(names: str) -> str:
+    """A ``type=`` for ``--tasks``: task or group names of ``kit.evaluation.tasks``, or MTEB tasks (``mteb:NAME``,
+    ``mteb:NAME/SUBSET``), several joined by commas."""
+    for name in names.split(","):
+        try:
+            if is_mteb(name):
+                from_mteb(name)
+            else:
+                select([name])
+        except KeyError as err:
+            raise argparse.ArgumentTypeError(err.args[0]) from None
+        except (ImportError, ValueError) as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    return names
+
+
+def tasks_named(names: list[str]) -> list[Task]:
+    """The kit's tasks (in suite order) and then the MTEB tasks, of ``--tasks`` values (comma-joined names)."""
+    flat = [name for value in names for name in value.split(",")]
+    mteb = list(dict.fromkeys(name for name in flat if is_mteb(name)))
+    kit = [name for name in flat if not is_mteb(name)]
+    return (select(kit) if kit else []) + [from_mteb(name) for name in mteb]
 
 
 def parser() -> Parser:
@@ -72,7 +90,9 @@ def parser() -> Parser:
         nargs="+",
         type=task_or_group,
         default=["all"],
-        help=f"task names or groups ({', '.join(GROUPS)}); tasks: {', '.join(TASKS)} (default: all)",
+        help=f"task names or groups ({', '.join(GROUPS)}), or MTEB tasks as mteb:NAME (mteb:NAME/SUBSET), where the "
+        f"hub or the Hugging Face datasets cache has their data; commas join names; tasks: {', '.join(TASKS)} "
+        "(default: all)",
     )
     ap.add_argument(
         "--out",
@@ -151,7 +171,7 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
         comparison_pairs(args.models, [tuple(pair) for pair in args.compare])
     except ValueError as err:
         raise ValueError(f"argument --compare: {err}") from None
-    tasks = select(args.tasks)
+    tasks = tasks_named(args.tasks)
     for task in tasks:
         try:
             task.texts()
@@ -203,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     about = [e.about for e in embedders.values()]
     write_text_atomic(out / "evaluation.html", render_html(result, about))
     write_text_atomic(out / "evaluation.json", json.dumps(record(result, about, args, argv), indent=1, default=str))
-    print(f"\nreport {shown(out / 'evaluation.html')}; numbers {shown(out / 'evaluation.json')}")
+    write_mteb_results(result, about, out / "mteb")
+    files = f"MTEB result files {shown(out / 'mteb' / 'results')}"
+    print(f"\nreport {shown(out / 'evaluation.html')}; numbers {shown(out / 'evaluation.json')}; {files}")
     return 0
 
 
