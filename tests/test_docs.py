@@ -90,3 +90,20 @@ def test_a_folder_without_a_finished_record_is_refused_before_any_is_copied(tmp_
         docs.main(["snapshot", str(good), str(bad)])
     assert "not a finished report's results.json (no headline" in capsys.readouterr().err
     assert not (tmp_path / "snapshots").exists()
+
+
+def test_a_kit_evaluate_folder_snapshots_to_the_evaluation_pages_table(tmp_path):
+    """kit.evaluate's output (evaluation.json) is snapshotted under evaluation/ and rendered with its numbers."""
+    from kit.evaluate import main as evaluate_main
+
+    out = tmp_path / docs.SUITE_TABLE
+    args = ["tiny-random-bert", "--tasks", "biosses-test", "--out", str(out), "--no-cache", "--resamples", "100"]
+    assert evaluate_main(args) == 0
+    path = docs.snapshot(out, tmp_path / "snapshots")
+    assert path == tmp_path / "snapshots" / docs.EVALUATIONS / f"{docs.SUITE_TABLE}.json"
+    score = json.loads((out / "evaluation.json").read_text())["tasks"]["biosses-test"]["scores"]["tiny-random-bert"]
+    block = docs.suite_block(tmp_path / "snapshots")
+    spearman = score["spearman"]
+    assert f"{100 * spearman['value']:.2f} [{100 * spearman['low']:.2f}, {100 * spearman['high']:.2f}]" in block
+    assert "python -m kit.evaluate tiny-random-bert --tasks biosses-test" in block
+    assert docs.load_snapshots(tmp_path / "snapshots") == {}  # not a study's report
