@@ -20,17 +20,22 @@ def test_the_committed_generated_pages_are_what_the_snapshots_and_declarations_g
 
 
 def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
-    """A snapshot of a finished report (the committed ones, else a fabricated copy of the format) with one
-    number edited: the results page rendered from it is no longer the committed one."""
+    """A committed snapshot of a finished report, and the committed kit.evaluate snapshot, each with one number
+    edited: the page rendered from it is no longer the committed one."""
     snapshots = tmp_path / "results"
-    shutil.copytree(docs.SNAPSHOTS, snapshots) if docs.SNAPSHOTS.exists() else snapshots.mkdir()
-    paths = sorted(snapshots.glob("*/*.json"))
-    if not paths:
-        pytest.skip("no snapshot committed yet; tests/test_notebooks.py exports and checks a smoke run's")
+    shutil.copytree(docs.SNAPSHOTS, snapshots)
+    paths = sorted(p for p in snapshots.glob("*/*.json") if p.parent.name != docs.EVALUATIONS)
     record = json.loads(paths[0].read_text(encoding="utf-8"))
     record["headline"]["value"] += 0.01
     paths[0].write_text(json.dumps(record), encoding="utf-8")
     assert docs.results_page(docs.load_snapshots(snapshots)) != (docs.DOCS / "results.md").read_text("utf-8")
+
+    suite = snapshots / docs.EVALUATIONS / f"{docs.SUITE_TABLE}.json"
+    record = json.loads(suite.read_text(encoding="utf-8"))
+    record["tasks"]["biosses-all"]["scores"]["minilm"]["spearman"]["value"] += 0.0001
+    suite.write_text(json.dumps(record), encoding="utf-8")
+    page = (docs.EVALUATION_PAGE).read_text("utf-8")
+    assert docs.with_block(page, docs.suite_block(snapshots), docs.EVALUATION_MARKERS) != page
 
 
 def test_the_readme_is_a_front_door():
