@@ -15,7 +15,7 @@ and then the notebooks as Ray tasks, N at once per machine, on a local cluster o
 The study of a notebook is the package ``kit.studies.<notebook>``: its ``Params`` declare the
 notebook's parameters and its ``Study`` (for notebooks that train) lists and computes the runs.
 ``--describe NOTEBOOK`` prints the parameters; ``--sync-notebooks`` regenerates every notebook's
-papermill ``parameters`` cell from them. ``--push-to-hub REPO`` uploads every finished report's saved models
+papermill ``parameters`` cell from them. ``--push-to-hub REPO`` then uploads every finished report's saved models
 (``save_models``) to the Hugging Face Hub as ``REPO-<row>``, each with its model card
 (``kit.report.model_card``); the token, the repository name and every run file's ``save_models`` are checked
 before any work.
@@ -105,19 +105,30 @@ def hub_repo(text: str) -> str:
     return text
 
 
-def push_problems(runs: list[Run]) -> list[str]:
-    """Why ``--push-to-hub`` cannot work for these runs: no token, the hub offline, a run file that saves no
-    model; one message each."""
+def push_problems(runs: list[Run], repo: str) -> list[str]:
+    """Why ``--push-to-hub repo`` cannot work for these runs: no token, the hub offline, a run file that saves no
+    model, a repository name (``repo-<row>``) the Hub refuses; one message each."""
     from huggingface_hub import get_token
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    from kit.report.model_card import repo_for
 
     problems = []
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
         problems.append("argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload")
     elif get_token() is None:
         problems.append("argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)")
-    problems += [
-        f"{run.file}: saves no model to push (set save_models)" for run in runs if not run.parameters.get("save_models")
-    ]
+    for run in runs:
+        study = study_entry(run.notebook).study
+        rows = study.saved_rows(study_params(run.notebook).from_dict(run.parameters)) if study else []
+        if not rows:
+            fix = "set save_models" if "save_models" in run.parameters else "its notebook saves none"
+            problems.append(f"{run.file}: saves no model to push ({fix})")
+        for row in rows:
+            try:
+                validate_repo_id(repo_for(repo, row))
+            except HFValidationError as err:
+                problems.append(f"argument --push-to-hub: {repo_for(repo, row)} (row {row} of {run.file}): {err}")
     return problems
 
 
@@ -245,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         "--push-to-hub",
         metavar="REPO",
         type=hub_repo,
-        help="after each report, upload its saved models (save_models) to the Hugging Face Hub as REPO-<row>, "
-        "each with its model card; needs a token (huggingface-cli login or HF_TOKEN)",
+        help="once the batch has run, upload each report's saved models (save_models) to the Hugging Face Hub as "
+        "REPO-<row>, each with its model card; needs a token (huggingface-cli login or HF_TOKEN)",
     )
     ap.add_argument(
         "--describe",
@@ -295,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                 invalid.append(str(err))
     invalid += shared_report_folders(runs, reports) + foreign_report_folders(runs, reports)
     if args.push_to_hub:
-        invalid += push_problems(runs)
+        invalid += push_problems(runs, args.push_to_hub)
     if invalid:  # bad parameters fail before anything is trained
         for message in invalid:
             print(f"invalid: {message}", file=sys.stderr)

@@ -24,6 +24,7 @@ from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
 from kit.evaluation.bootstrap import format_p
 from kit.paths import PROJECT_ROOT
+from kit.report.tables import duration, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
 SNAPSHOTS = DOCS / "results"
@@ -110,11 +111,6 @@ def markdown_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _duration(seconds: float) -> str:
-    minutes = round(seconds / 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
-
-
 def provenance(record: dict, substitute: bool = True) -> str:
     """One line: when, which commit, on what, how long (the trainings, summed, and the notebook), which seeds and
     model (and what it stands in for, with ``substitute``)."""
@@ -124,8 +120,8 @@ def provenance(record: dict, substitute: bool = True) -> str:
     trainings = record.get("compute_seconds")
     return (
         f"Finished {record.get('finished', '?')} at commit `{record['git_commit'][:12]}` on {record['device']}: "
-        + (f"{_duration(trainings)} of training (summed over its runs) and " if trainings else "")
-        + f"{_duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
+        + (f"{duration(trainings)} of training (summed over its runs) and " if trainings else "")
+        + f"{duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
         + (f"; seeds {seeds}" if seeds is not None else "")
         + f"; torch {record['versions'].get('torch', '?')}."
     )
@@ -254,8 +250,8 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
         {
             "comparison": f"{line['method']} − {names[(line['task'], line['baseline'])]}",
             "task": f"`{line['task']}` ({line['items']} items)",
-            "difference [95%]": _signed(line["difference"], line["low"], line["high"]),
-            "family interval": _signed(line["difference"], line["family_low"], line["family_high"]),
+            "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
+            "family interval": signed_interval(line["difference"], line["family_low"], line["family_high"]),
             f"p ({suite['correction']})": format_p(line["p_adjusted"], line["resamples"]),
             "significant": "**yes**" if line.get("significant") else "no",
         }
@@ -276,15 +272,13 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
     )
 
 
-def _signed(estimate: float, low: float, high: float) -> str:
-    return f"{estimate:+.1f} [{low:+.1f}, {high:+.1f}]".replace("-", "−")
-
-
-def with_block(text: str, block: str, markers: tuple[str, str] = MARKERS) -> str:
-    """``text`` with what lies between ``markers`` replaced by ``block``."""
+def with_block(page: Path, block: str, markers: tuple[str, str] = MARKERS) -> str:
+    """The text of ``page`` with what lies between ``markers`` replaced by ``block``; ValueError naming the page
+    when it lacks them."""
+    text = Path(page).read_text(encoding="utf-8")
     start, end = markers
     if start not in text or end not in text:
-        raise ValueError(f"the page lacks the markers {start!r} ... {end!r}")
+        raise ValueError(f"{page}: the generated block's markers are missing ({start} ... {end})")
     before, rest = text.split(start, 1)
     _, after = rest.split(end, 1)
     return f"{before}{start}\n{block}{end}{after}"
@@ -386,11 +380,9 @@ def pages(snapshots_dir: Path | None = None, readme: Path = README) -> dict[Path
         **{DOCS / "studies" / f"{nb}.md": study_page(nb, snapshots) for nb in studies},
         DOCS / "results.md": results_page(snapshots),
         DOCS / "reference" / "parameters.md": parameters_page(),
-        readme: with_block(readme.read_text(encoding="utf-8"), headline_block(snapshots)),
-        GPU_PAGE: with_block(GPU_PAGE.read_text(encoding="utf-8"), gpu_block(), GPU_MARKERS),
-        EVALUATION_PAGE: with_block(
-            EVALUATION_PAGE.read_text(encoding="utf-8"), suite_block(snapshots_dir), EVALUATION_MARKERS
-        ),
+        readme: with_block(readme, headline_block(snapshots)),
+        GPU_PAGE: with_block(GPU_PAGE, gpu_block(), GPU_MARKERS),
+        EVALUATION_PAGE: with_block(EVALUATION_PAGE, suite_block(snapshots_dir), EVALUATION_MARKERS),
     }
 
 
@@ -420,7 +412,11 @@ def main(argv: list[str] | None = None) -> int:
         for folder in args.reports:
             print(f"[kit.docs] {snapshot(folder)}")
         return 0
-    generated = pages()
+    try:
+        generated = pages()
+    except (OSError, ValueError) as err:  # a page without its markers, a paper file whose model has no known shape
+        print(f"[kit.docs] error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
     stale = stale_pages(generated)
     if args.check:
         for path in stale:

@@ -162,8 +162,8 @@ def parser() -> Parser:
 
 def checked_tasks(args: argparse.Namespace) -> list[Task]:
     """The tasks, after what argparse cannot check one value at a time: no model named twice, every pair of
-    ``--compare`` among the models, and every task's dataset read (a missing or malformed one is refused before
-    any model runs). Raises ``ValueError`` naming the argument."""
+    ``--compare`` among the models, and every task's dataset read (a missing or malformed one, or one with no item,
+    is refused before any model runs). Raises ``ValueError`` naming the argument."""
     twice = sorted({m for m in args.models if args.models.count(m) > 1})
     if twice:
         raise ValueError(f"argument models: {', '.join(twice)} named twice; name each model once")
@@ -177,6 +177,8 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
             task.texts()
         except (OSError, ValueError) as err:
             raise ValueError(f"argument --tasks: {task.name}: {err}") from None
+        if not task.items:
+            raise ValueError(f"argument --tasks: {task.name}: no item to score (a retrieval task: no judged query)")
     return tasks
 
 

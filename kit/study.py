@@ -193,33 +193,33 @@ class StudyBase:
     @classmethod
     def workload(cls, p: Params) -> list[Work]:
         """The compute a run file plans, as ``kit.core.compute.Work`` (what the GPU-time estimates count), from
-        its parameters and data alone: no model is loaded, so a paper file is estimated without its models."""
+        its parameters and data alone: no model is loaded, so a paper file is estimated without its models (a
+        study object may be built for its data: building one writes nothing)."""
         raise NotImplementedError
 
     @staticmethod
     def evaluation_work(
         p: Params,
         scored: int,
-        selections: int,
-        own_dev: Sequence[str] = (),
-        own_tasks: Sequence[Task] = (),
+        evaluations: int = 0,
+        evaluator_texts: Sequence[str] = (),
+        given: Sequence[str] = (),
         part: str = "all",
+        max_length: int = EVALUATION_LENGTH,
     ) -> list[Work]:
         """The forward passes of evaluation: ``scored`` models (``part`` of ``p.model``) embed the texts of the
-        ``suite`` tasks and of the study's ``own_tasks``, and ``selections`` checkpoint evaluations those of the
-        ``select_on`` tasks (with ``own_dev``, the study's own dev texts, when ``select_on`` lists ``dev``)."""
+        ``suite`` tasks (but those the study scores itself, ``given``), and each of ``evaluations`` checkpoint
+        evaluations embeds ``evaluator_texts`` (what the study's own evaluator reads) and the texts of the
+        ``select_on`` suite tasks; every text at ``max_length`` tokens at most."""
 
         def texts(tasks: Iterable[Task]) -> list[str]:
-            return [text for task in tasks for part in task.texts() for text in part]
+            return [text for task in tasks for texts in task.texts() for text in texts]
 
-        select_on = getattr(p, "select_on", [])
-        chosen = texts(TASKS[name] for name in select_on if name != "dev") + (
-            list(own_dev) if "dev" in select_on else []
-        )
-        suite = texts([*select(p.suite), *own_tasks])
-        work = [encoding("evaluation", p.model, suite, scored, EVALUATION_LENGTH, part=part)]
-        if chosen and selections:
-            work.append(encoding("checkpoint selection", p.model, chosen, selections, EVALUATION_LENGTH, part=part))
+        chosen = texts(TASKS[name] for name in getattr(p, "select_on", []) if name != "dev") + list(evaluator_texts)
+        suite = texts(task for task in select(p.suite) if task.name not in given)
+        work = [encoding("evaluation suite", p.model, suite, scored, max_length, part=part)]
+        if chosen and evaluations:
+            work.append(encoding("checkpoint evaluations", p.model, chosen, evaluations, max_length, part=part))
         return work
 
     def run_dir(self, name: str, settings: dict, data: str) -> Path:
@@ -409,12 +409,17 @@ class StudyBase:
         """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``), marked
         with its row, seed, run and training data for its model card (``kit.report.model_card``)."""
         folder = encoder.save(self.report_dir / "models" / row)
-        mark(folder, row, self.row_label(row), seed, run_dir.name, self.training_data(row))
+        mark(folder, row, self.row_label(row), seed, run_dir.name, self.training_data(row), self.row_seeds()[row])
         return folder
 
     def training_data(self, row: str) -> str:
         """What a table row trains on, in words (a saved model's card)."""
         raise NotImplementedError
+
+    @classmethod
+    def saved_rows(cls, p: Params) -> list[str]:
+        """The table rows whose models a run file saves (``save_models``), from its parameters."""
+        return []
 
     def write_record(
         self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra

@@ -34,8 +34,8 @@ def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
     record = json.loads(suite.read_text(encoding="utf-8"))
     record["tasks"]["biosses-all"]["scores"]["minilm"]["spearman"]["value"] += 0.0001
     suite.write_text(json.dumps(record), encoding="utf-8")
-    page = (docs.EVALUATION_PAGE).read_text("utf-8")
-    assert docs.with_block(page, docs.suite_block(snapshots), docs.EVALUATION_MARKERS) != page
+    page = docs.EVALUATION_PAGE.read_text("utf-8")
+    assert docs.with_block(docs.EVALUATION_PAGE, docs.suite_block(snapshots), docs.EVALUATION_MARKERS) != page
 
 
 def test_the_readme_is_a_front_door():

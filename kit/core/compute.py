@@ -8,7 +8,8 @@ and a training pass (forward and backward) 3 C_forward (Kaplan et al. 2020, "Sca
 Models", Table 1). A study declares its planned compute as ``Work``: how many sequences of how many tokens pass
 through which model, with or without the backward pass, in how many optimizer steps of which training loop.
 
-Its GPU time is max(FLOPs / rate, steps x floor), summed over the work:
+Its GPU time is, for each training loop, max(FLOPs of the work done inside its steps / rate, steps x floor), and
+FLOPs / rate for the work outside any loop (evaluation, mining, generation):
 
 - the rate is the kit's own SimCSE step on bert-base's shape (``REFERENCE``) from the committed H100 benchmark
   tables: its FLOPs, counted by the same formula, over its measured seconds (the slowest and the fastest
@@ -16,9 +17,9 @@ Its GPU time is max(FLOPs / rate, steps x floor), summed over the work:
 - the floor is a loop's measured step on MiniLM (``FLOOR_OF``), which is host time, not GPU work: no step of that
   loop is faster, however small its batch.
 
-Counts are estimates: training sentences count at ``max_length`` tokens (the kit's batches reach it on PubMed),
-other texts at their own token count under the model's tokenizer; generation is counted by its FLOPs only,
-though beam search is bound by latency, not arithmetic.
+Counts are estimates: the contrastive loop's sentences count at ``max_length`` tokens (the kit's batches reach it
+on PubMed), other texts at their mean token count under the model's tokenizer; generation is counted by its FLOPs
+only, though beam search is bound by latency, not arithmetic.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ EVALUATION_LENGTH = 256
 @dataclass(frozen=True)
 class Work:
     """Compute a run file plans: ``sequences`` sequences of ``tokens`` tokens through ``model`` (its ``part``,
-    ``encoder`` or ``decoder``, of a seq2seq model; ``all`` otherwise), with the backward pass when ``train``,
-    in ``steps`` optimizer steps of ``loop`` (a ``FLOOR_OF`` key; none for forward-only work)."""
+    ``encoder`` or ``decoder``, of a seq2seq model; ``all`` otherwise), with the backward pass when ``train``.
+    Work done inside a training loop's steps names the ``loop`` (a ``FLOOR_OF`` key), and one item of the loop
+    counts its ``steps``; work outside any loop names none."""
 
     what: str
     model: str
@@ -75,11 +77,6 @@ class Work:
     def flops(self) -> float:
         per_token = forward_flops_per_token(self.model, self.tokens, self.part)
         return self.sequences * self.tokens * per_token * (3 if self.train else 1)
-
-    def seconds(self, rate: Rate) -> tuple[float, float]:
-        """(fewest, most) seconds on the measured GPU: max(FLOPs / rate, steps x the loop's floor)."""
-        floor = self.steps * rate.floors[self.loop] if self.loop else 0.0
-        return max(self.flops / rate.high, floor), max(self.flops / rate.low, floor)
 
 
 @dataclass(frozen=True)
@@ -150,7 +147,7 @@ def encoding(
     sample = list(texts)
     if len(sample) > LENGTH_SAMPLE:
         sample = [sample[i] for i in sorted(random.Random(0).sample(range(len(sample)), LENGTH_SAMPLE))]
-    lengths = _token_counts(model, tuple(sample), max_length)
+    lengths = _token_counts(model, tuple(sample), max_length) if sample else []
     mean = round(sum(lengths) / len(lengths)) if lengths else 0
     steps = times * math.ceil(len(texts) / batch) if batch else 0
     return Work(what, model, times * len(texts), mean, train, part, steps, loop)
@@ -190,6 +187,12 @@ def contrastive_training(model: str, trainings: int, steps: int, batch: int, max
     return Work(what, model, trainings * steps * batch * 2, max_length, True, steps=trainings * steps, loop="kit")
 
 
+def checkpoint_evaluations(steps: int, eval_every: int) -> int:
+    """The evaluations of one run of the contrastive loop (``kit.core.train.train_contrastive``): before the first
+    step, every ``eval_every`` steps, and after the last."""
+    return 1 + math.ceil(steps / eval_every)
+
+
 @dataclass(frozen=True)
 class Rate:
     """The measured GPU: FLOP/s of the reference step at its slowest (``low``) and fastest (``high``) measurement,
@@ -224,7 +227,15 @@ def measured_rate(results: Path = H100_RESULTS) -> Rate:
 
 
 def gpu_hours(work: Sequence[Work], rate: Rate | None = None) -> tuple[float, float]:
-    """(fewest, most) GPU hours of ``work`` on the measured GPU (``Work.seconds``)."""
+    """(fewest, most) GPU hours of ``work`` on the measured GPU: each loop's max(FLOPs / rate, steps x floor), plus
+    FLOPs / rate of the work outside any loop, at the rate's fastest and slowest measurement."""
     rate = rate or measured_rate()
-    times = [w.seconds(rate) for w in work]
-    return sum(t[0] for t in times) / 3600, sum(t[1] for t in times) / 3600
+    loops: dict[str, list[Work]] = {}
+    for w in work:
+        loops.setdefault(w.loop, []).append(w)
+    fewest = most = 0.0
+    for loop, items in loops.items():
+        flops = sum(w.flops for w in items)
+        floor = sum(w.steps for w in items) * rate.floors[loop] if loop else 0.0
+        fewest, most = fewest + max(flops / rate.high, floor), most + max(flops / rate.low, floor)
+    return fewest / 3600, most / 3600

@@ -32,13 +32,10 @@ PREFIX = "mteb:"
 INSTALL = 'pip install -e ".[mteb]"'
 LANGUAGES = {"en": "eng-Latn", "zh": "cmn-Hans"}
 """A kit task's language as MTEB's ISO 639-3 and script code."""
-TYPES = {"sts": "STS", "retrieval": "Retrieval", "pair_classification": "PairClassification"}
+MTEB_TYPES = {"sts": "STS", "retrieval": "Retrieval", "pair_classification": "PairClassification"}
 """Kit task types and the MTEB types that score the same way."""
-MAIN_SCORES = {"sts": "cosine_spearman", "retrieval": "ndcg_at_10", "pair_classification": "cosine_ap"}
-"""Each kit type's main metric under its MTEB name."""
-METRIC_NAMES = {"spearman": "cosine_spearman", "ndcg_at_10": "ndcg_at_10", "mrr": "mrr", "recall_at_1": "recall_at_1"}
-METRIC_NAMES |= {"ap": "cosine_ap"}
-"""Each kit metric under the name MTEB gives it."""
+METRIC_NAMES = {"spearman": "cosine_spearman", "ap": "cosine_ap"}
+"""Kit metrics whose MTEB name differs (the retrieval metrics share theirs)."""
 
 
 def import_mteb():
@@ -67,17 +64,19 @@ def as_mteb(task: Task):
     from mteb.abstasks import AbsTaskPairClassification, AbsTaskRetrieval, AbsTaskSTS
     from mteb.abstasks.task_metadata import TaskMetadata
 
-    if task.type not in TYPES:
-        raise ValueError(f"task '{task.name}' is a {task.type} task: MTEB has no such task type ({', '.join(TYPES)})")
+    if task.type not in MTEB_TYPES:
+        raise ValueError(
+            f"task '{task.name}' is a {task.type} task: MTEB has no such task type ({', '.join(MTEB_TYPES)})"
+        )
     metadata = TaskMetadata(
         name=task.name,
         description=task.description,
-        type=TYPES[task.type],
+        type=MTEB_TYPES[task.type],
         category="t2t",
         dataset={"path": f"kit/{task.dataset.name}", "revision": revision(task)},
         eval_splits=["test"],
         eval_langs=[LANGUAGES[task.language]],
-        main_score=MAIN_SCORES[task.type],
+        main_score=METRIC_NAMES.get(task.main_metric, task.main_metric),
         domains=["Medical"],
         bibtex_citation=task.dataset.citation,
     )
@@ -144,9 +143,9 @@ def from_mteb(spec: str) -> Task:
     except KeyError:
         raise ValueError(f"{spec}: MTEB has no task '{name}' (mteb.get_tasks() lists them)") from None
     meta = task.metadata
-    kind = {mteb_type: kit_type for kit_type, mteb_type in TYPES.items()}.get(meta.type)
+    kind = {mteb_type: kit_type for kit_type, mteb_type in MTEB_TYPES.items()}.get(meta.type)
     if kind is None:
-        raise ValueError(f"{spec}: a {meta.type} task; the kit scores {', '.join(TYPES.values())} tasks")
+        raise ValueError(f"{spec}: a {meta.type} task; the kit scores {', '.join(MTEB_TYPES.values())} tasks")
     subsets = list(task.hf_subsets)
     if subset and subset not in subsets:
         raise ValueError(f"{spec}: no subset '{subset}'; its subsets: {', '.join(subsets)}")

@@ -13,22 +13,24 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
 from kit.evaluation.bootstrap import format_p
 from kit.report.index import RUN_FILE_MARK
+from kit.report.tables import duration, signed_interval
 
 MARK = "kit_model.json"
 """Beside a saved model: which row, seed and run made it, and on what data (``mark``)."""
 KIT_SECTION = "## How this model was made (medcse study kit)"
 
 
-def mark(folder: Path, row: str, label: str, seed: int, run: str, data: str) -> None:
-    """Record beside a saved model (``folder``) the table ``row`` (and its ``label``) it belongs to, its ``seed``,
-    the ``run`` folder that trained it and the training ``data`` in words."""
-    facts = {"row": row, "label": label, "seed": seed, "run": run, "data": data}
+def mark(folder: Path, row: str, label: str, seed: int, run: str, data: str, seeds: list[int]) -> None:
+    """Record beside a saved model (``folder``) the table ``row`` (and its ``label``) it belongs to, its ``seed``
+    (of the row's ``seeds``), the ``run`` folder that trained it and the training ``data`` in words."""
+    facts = {"row": row, "label": label, "seed": seed, "seeds": list(seeds), "run": run, "data": data}
     write_text_atomic(Path(folder) / MARK, json.dumps(facts, indent=1) + "\n")
 
 
@@ -42,19 +44,6 @@ def saved_models(report_dir: Path) -> list[SavedModel]:
     """Every marked model folder under ``report_dir/models``."""
     marks = sorted((Path(report_dir) / "models").rglob(MARK))
     return [SavedModel(m.parent, json.loads(m.read_text(encoding="utf-8"))) for m in marks]
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "not recorded"
-    minutes, s = divmod(round(seconds), 60)
-    if minutes >= 60:
-        return f"{minutes // 60} h {minutes % 60:02d} min"
-    return f"{minutes} min {s:02d} s" if minutes else f"{s} s"
-
-
-def _signed(value: float | None) -> str:
-    return "" if value is None else f"{value:+.2f}".replace("-", "−")
 
 
 def scores_table(record: dict, row: str) -> str:
@@ -76,9 +65,7 @@ def scores_table(record: dict, row: str) -> str:
         versus, difference, p = "", "", ""
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])
-            difference = (
-                f"{_signed(line['difference'])} [{_signed(line['family_low'])}, {_signed(line['family_high'])}]"
-            )
+            difference = signed_interval(line["difference"], line["family_low"], line["family_high"], 2)
             p = format_p(line["p_adjusted"], line["resamples"]) + (" *" if line.get("significant") else "")
         out.append(
             f"| `{line['task']}` | {line['metric']} | {line['items']} | {score} | {versus} | {difference} | {p} |"
@@ -86,29 +73,32 @@ def scores_table(record: dict, row: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def kit_section(model: SavedModel, record: dict, run_seconds: float | None, run_file: str | None) -> str:
+def kit_section(model: SavedModel, record: dict, run_seconds: float, run_file: str | None) -> str:
     """The kit's part of the card: what the model is, how it was trained, how it scored, how to reproduce it."""
     import yaml
 
     facts, p = model.facts, record.get("parameters", {})
     commit = record.get("git_commit", "unknown")
-    seeds = p.get("seeds")
     command = (
         f"python -m kit.batch {run_file}"
         if run_file
         else f"papermill notebooks/{record['notebook']}.ipynb out.ipynb -f PARAMS.yaml (this card's parameters)"
     )
+    if commit == "unknown" or commit.endswith("-dirty"):
+        reproduce = f"`{command}` on the kit's code as it was: the run was made from {commit} code, no commit holds it"
+    else:
+        reproduce = f"`git checkout {commit[:12]} && {command}`"
     stands_in = record.get("substitute_for")
     rows = [
         ("study", f"`{record['notebook']}`"),
         ("table row", f"{facts['label']} (`{facts['row']}`)"),
-        ("seed", f"{facts['seed']}" + (f", the first of the row's seeds {seeds}" if seeds else "")),
+        ("seed", f"{facts['seed']}, the first of the row's seeds {facts['seeds']}"),
         ("base model", record.get("model", p.get("model", "?"))),
         *([("stands in for", stands_in)] if stands_in else []),
         ("training data", facts["data"]),
-        ("training time", f"{_duration(run_seconds)} on {record.get('device', '?')} (its run, scoring included)"),
+        ("training time", f"{duration(run_seconds)} on {record.get('device', '?')} (its run, scoring included)"),
         ("commit", f"`{commit}`, finished {record.get('finished', '?')}"),
-        ("reproduce", f"`git checkout {commit[:12]} && {command}`"),
+        ("reproduce", reproduce),
     ]
     suite = record.get("metrics", {}).get("suite") or {}
     shown = {k: v for k, v in p.items() if k != "description"}
@@ -143,9 +133,7 @@ def kit_section(model: SavedModel, record: dict, run_seconds: float | None, run_
     )
 
 
-def card(
-    model: SavedModel, record: dict, run_seconds: float | None, run_file: str | None, repo_id: str | None = None
-) -> str:
+def card(model: SavedModel, record: dict, run_seconds: float, run_file: str | None, repo_id: str | None = None) -> str:
     """The model's README.md: sentence-transformers' card for the folder (its name, language and tags set; the
     repository named when it is pushed) with ``kit_section`` after its title."""
     from sentence_transformers import SentenceTransformer
@@ -169,32 +157,46 @@ def run_file_of(report_dir: Path) -> str | None:
     return mark_file.read_text(encoding="utf-8").strip() if mark_file.is_file() else None
 
 
-def write_cards(report_dir: Path, record: dict, repo: str | None = None) -> list[Path]:
-    """Write every saved model's README.md under ``report_dir`` from the report's ``record`` (``card``; the time of
-    each model's run from its ``run_seconds``); ``repo``: the prefix of the repositories they go to (``repo_for``)."""
+def current_models(report_dir: Path, record: dict) -> list[SavedModel]:
+    """The saved models of the report ``record`` describes: those whose run it used (``run_seconds``); a model
+    folder an earlier execution left (a row since dropped, ``save_models`` since turned off) is named on stderr
+    and neither carded nor pushed."""
+    runs = record.get("run_seconds", {})
+    models = saved_models(report_dir)
+    for model in models:
+        if model.facts["run"] not in runs:
+            print(f"[kit] {model.folder}: from a run this report does not use; no card, not pushed", file=sys.stderr)
+    return [model for model in models if model.facts["run"] in runs]
+
+
+def write_cards(report_dir: Path, record: dict, repo: str | None = None) -> list[tuple[SavedModel, Path]]:
+    """Write the README.md of every model of the report (``current_models``) from its ``record`` (``card``; the
+    time of each model's run from its ``run_seconds``); ``repo``: the prefix of the repositories they go to
+    (``repo_for``). Returns each model and its card."""
     written = []
-    for model in saved_models(report_dir):
-        seconds = record.get("run_seconds", {}).get(model.facts["run"])
-        text = card(model, record, seconds, run_file_of(report_dir), repo_for(repo, model) if repo else None)
-        written.append(write_text_atomic(model.folder / "README.md", text))
+    for model in current_models(report_dir, record):
+        seconds = record["run_seconds"][model.facts["run"]]
+        text = card(
+            model, record, seconds, run_file_of(report_dir), repo_for(repo, model.facts["row"]) if repo else None
+        )
+        written.append((model, write_text_atomic(model.folder / "README.md", text)))
     return written
 
 
-def repo_for(repo: str, model: SavedModel) -> str:
-    """The Hub repository of a saved model: ``repo`` and the model's row, ``owner/name-<row>`` (the row's name
-    in the characters a repository name allows)."""
-    row = re.sub(r"[^A-Za-z0-9._-]+", "-", model.facts["row"]).strip("-.")
-    return f"{repo}-{row}"
+def repo_for(repo: str, row: str) -> str:
+    """The Hub repository of a saved model of table row ``row``: ``owner/name-<row>`` (the row's name in the
+    characters a repository name allows)."""
+    return f"{repo}-{re.sub(r'[^A-Za-z0-9._-]+', '-', row).strip('-.')}"
 
 
 def push(report_dir: Path, repo: str, dry_run: bool = False) -> list[tuple[str, Path]]:
     """Upload every saved model of the report (``report_dir``, whose ``results.json`` is its record) to
-    ``repo_for(repo, model)``, its card written first with the repository named; ``dry_run``: write the cards,
+    ``repo_for(repo, row)``, its card written first with the repository named; ``dry_run``: write the cards,
     upload nothing. Returns (repository, card) of each."""
     record = json.loads((Path(report_dir) / "results.json").read_text(encoding="utf-8"))
     uploads = []
-    for model, readme in zip(saved_models(report_dir), write_cards(report_dir, record, repo)):
-        repo_id = repo_for(repo, model)
+    for model, readme in write_cards(report_dir, record, repo):
+        repo_id = repo_for(repo, model.facts["row"])
         if not dry_run:
             from huggingface_hub import HfApi
 

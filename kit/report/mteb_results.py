@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
-from kit.evaluation.mteb_tasks import LANGUAGES, METRIC_NAMES, PREFIX, TYPES, is_mteb, revision
+from kit.evaluation.mteb_tasks import LANGUAGES, METRIC_NAMES, MTEB_TYPES, PREFIX, is_mteb, revision
 from kit.evaluation.suite import SuiteResult
 from kit.evaluation.task import Task
 
@@ -118,14 +118,14 @@ def write_mteb_results(result: SuiteResult, about: list[dict], out: Path) -> lis
 
     written = []
     for model, details in zip(result.models, about):
-        fingerprint = details.get("fingerprint") or model_fingerprint(model)
+        fingerprint = (details.get("fingerprint") or model_fingerprint(model)).rpartition("@")[2]  # a hub commit
         folder = Path(out) / "results" / model_name(model).replace("/", "__") / fingerprint
         languages = sorted({LANGUAGES.get(t.task.language, t.task.language) for t in result.tasks})
         meta = model_meta(model, fingerprint, details, languages)
         written.append(write_text_atomic(folder / "model_meta.json", json.dumps(meta, indent=1)))
         files: dict[str, dict] = {}  # by MTEB task name: the subsets of one task share its file
         for k, task_result in enumerate(result.tasks):
-            if task_result.task.type not in TYPES:
+            if task_result.task.type not in MTEB_TYPES:
                 continue  # a probe: no MTEB task type holds it
             language = [LANGUAGES.get(task_result.task.language, task_result.task.language)]
             record = task_file(result, k, model, language)

@@ -1,5 +1,5 @@
-"""Result tables: "mean ± std" cells, one row per method over seeds, the titled tables file, and the
-HTML the notebooks show tables with (text left-aligned, numbers right-aligned)."""
+"""Result tables: "mean ± std" cells, signed intervals and durations in words, one row per method over seeds, the
+titled tables file, and the HTML the notebooks show tables with (text left-aligned, numbers right-aligned)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,19 @@ def mean_std(values, digits: int = 2) -> str:
     """ "mean ± std" with the sample std (ddof 1); a single value is shown alone."""
     v = np.asarray(values, dtype=float)
     return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"
+
+
+def signed_interval(estimate: float, low: float, high: float, digits: int = 1) -> str:
+    """A difference and its interval with their signs, minus as the typographic minus: ``+2.2 [−0.4, +4.9]``."""
+    return f"{estimate:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
+
+
+def duration(seconds: float) -> str:
+    """A time in words: ``42 s`` under a minute, ``9 min`` under an hour, else ``2 h 05 min``."""
+    if seconds < 59.5:
+        return f"{round(seconds)} s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
 def summarize(results: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:

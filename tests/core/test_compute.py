@@ -38,12 +38,18 @@ def test_flops_follow_kaplans_formula_three_forwards_for_training():
     assert step.flops == pytest.approx(4.22e12, rel=1e-3)  # the 4.2 TFLOP of a SimCSE step on bert-base
 
 
-def test_time_is_the_larger_of_flops_at_the_rate_and_the_loops_floor():
+def test_a_loop_takes_its_flops_at_the_rate_or_its_steps_at_the_floor_and_other_work_its_flops():
     rate = Rate(low=1e12, high=2e12, reference_seconds=(1.0,), floors={"kit": 0.5})
-    work = Work("x", "tiny-random-bert", 1, 4, True, steps=10, loop="kit")
-    assert work.seconds(rate) == (5.0, 5.0)  # a tiny model: the host time of its 10 steps
+    steps = Work("x", "tiny-random-bert", 1, 4, True, steps=10, loop="kit")
+    inside = Work("y", "tiny-random-bert", 1, 4, False, loop="kit")  # forward work inside the same steps
+    assert compute.gpu_hours([steps, inside], rate) == (5.0 / 3600, 5.0 / 3600)  # tiny: 10 steps' host time, once
     big = Work("x", "random-bert-base", 10**6, 32, True, steps=10, loop="kit")
-    assert big.seconds(rate) == (big.flops / 2e12, big.flops / 1e12)
+    outside = Work("z", "random-bert-base", 1000, 32, False)
+    flops = big.flops + inside.flops
+    assert compute.gpu_hours([big, inside, outside], rate) == pytest.approx(
+        ((flops + outside.flops) / 2e12 / 3600, (flops + outside.flops) / 1e12 / 3600)
+    )
+    assert compute.checkpoint_evaluations(7800, 250) == 33 and compute.checkpoint_evaluations(4, 5) == 2
 
 
 def test_the_rates_are_read_from_benchmark_tables_and_a_missing_measurement_is_named(tmp_path):
@@ -78,6 +84,7 @@ def test_encoding_counts_each_text_at_its_tokens_and_combined_sums_one_kind():
     work = compute.encoding("x", "minilm", ["hello world", "hello"], 3, max_length=256, train=True, batch=2, loop="kit")
     assert (work.sequences, work.tokens, work.steps) == (6, round((4 + 3) / 2), 3)  # [CLS] ... [SEP]
     assert compute.encoding("x", "minilm", ["hello world"], 1, max_length=3).tokens == 3
+    assert compute.encoding("x", "minilm", [], 5, max_length=3) == Work("x", "minilm", 0, 0, False)
     a, b = Work("x", "minilm", 10, 4, True, steps=2, loop="kit"), Work("x", "minilm", 30, 8, True, steps=3, loop="kit")
     assert compute.combined([a, b, Work("y", "minilm", 1, 1, False)]) == [
         Work("x", "minilm", 40, 7, True, steps=5, loop="kit"),

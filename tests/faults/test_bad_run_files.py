@@ -176,15 +176,24 @@ def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
 
 
 def test_a_push_that_cannot_happen_is_refused_before_any_training(tmp_path, capsys, monkeypatch):
-    """Offline, or without a token, or with a run file that saves no model: one line each, nothing runs."""
-    saving = write(tmp_path, "saving", "steps: 2\nsave_models: true")
+    """Offline, or without a token, or with a run file that saves no model (or whose notebook saves none), or a
+    repository name the Hub would refuse for one of the rows: one line each, nothing runs."""
+    saving = write(tmp_path, "saving", "steps: 2\nsave_models: true\nrows: [zero_shot, simcse]")
     plain = write(tmp_path, "plain", "steps: 2")
-    code, err = run_batch(tmp_path, capsys, saving, plain, "--push-to-hub", "someone/medcse")
+    summaries = tmp_path / "qfcl_summarization" / "smoke.yaml"
+    summaries.parent.mkdir()
+    summaries.write_text("model: tiny-random-bert\n")
+    long = "someone/" + "m" * 92  # with "-simcse", over the 96 characters the Hub allows a name
+    code, err = run_batch(tmp_path, capsys, saving, plain, summaries, "--push-to-hub", long)
     assert code == 2 and not (tmp_path / "reports").exists()
-    assert err.splitlines() == [
+    assert err.splitlines()[:3] == [
         "invalid: argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload",
+        f"invalid: argument --push-to-hub: {long}-simcse (row simcse of {saving}): "
+        + err.splitlines()[1].split(f"of {saving}): ", 1)[1],
         f"invalid: {plain}: saves no model to push (set save_models)",
     ]
+    assert err.splitlines()[3:] == [f"invalid: {summaries}: saves no model to push (its notebook saves none)"]
+    assert "96" in err.splitlines()[1]
     from huggingface_hub import constants
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")

@@ -54,6 +54,16 @@ from kit.study import StudyBase
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
 
 
+def texts_of(pairs: list[Pair]) -> list[str]:
+    """Both texts of every pair, in order."""
+    return [text for pair in pairs for text in pair]
+
+
+def joined(pairs: list[Pair]) -> list[str]:
+    """Each pair as the one sequence a cross-encoder reads."""
+    return [f"{a} {b}" for a, b in pairs]
+
+
 def suite_file(condition: str) -> str:
     """The file of a run's item outputs on the suite tasks, per condition: ``suite-gold+random_silver.npz``."""
     return f"suite-{model_folder_name(condition)}.npz"
@@ -208,7 +218,13 @@ class Study(StudyBase):
             "top_k": p.top_k,
             "suite": p.suite,
         }
+        if self.saves_models(benchmark, split, seed):
+            settings["save_models"] = True  # only then, so that other runs keep their keys
         return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
+
+    def saves_models(self, benchmark: str, split: int, seed: int) -> bool:
+        """``save_models``: a benchmark's bi-encoders of its first split's first seed."""
+        return split == 0 and seed == self.p.seeds_for(benchmark)[0] and benchmark in self.p.save_models
 
     def data_digest(self, benchmark: str, split: int) -> str:
         """``digest`` of everything a run reads: the split's pairs and labels and the silver pool."""
@@ -234,7 +250,7 @@ class Study(StudyBase):
         def compute() -> dict:
             s, kind = self.splits(benchmark)[split], BENCHMARKS[benchmark].kind
             pool = self.pool(benchmark, s)
-            save = split == 0 and seed == self.p.seeds_for(benchmark)[0] and benchmark in self.p.save_models
+            save = self.saves_models(benchmark, split, seed)
             cmp = compare(
                 self.p.model,
                 s.train,
@@ -264,14 +280,14 @@ class Study(StudyBase):
     def mark_models(self, benchmark: str, split: Split, seed: int, run_dir: Path, silver: dict[str, int]) -> None:
         """Mark each saved bi-encoder with its suite row, seed, run and training pairs (its model card's facts)."""
         gold = f"{len(split.train):,} gold pairs of {BENCHMARKS[benchmark].short} ({split.name})"
+        sampling = {CONDITIONS[1]: "random", CONDITIONS[2]: "semantic"}
         for condition in CONDITIONS:
-            sampled = next((n for n in silver if n in condition), None)
-            data = gold + (
-                f" + {silver[sampled]:,} {sampled} silver pairs labelled by its cross-encoder" if sampled else ""
-            )
+            data, sampled = gold, sampling.get(condition)
+            if sampled:
+                data += f" + {silver[sampled]:,} {sampled} silver pairs labelled by its cross-encoder"
             row = suite_row(benchmark, condition)
             folder = self.models_dir(benchmark) / model_folder_name(condition)
-            mark(folder, row, self.row_label(row), seed, run_dir.name, data)
+            mark(folder, row, self.row_label(row), seed, run_dir.name, data, self.p.seeds_for(benchmark))
 
     @staticmethod
     def _embed(st):
@@ -300,34 +316,44 @@ class Study(StudyBase):
         """Per run (benchmark, split, seed), ``method.compare``: a bi-encoder and a cross-encoder trained on gold,
         the pool embedded by the gold bi-encoder, both silver sets (pool x ``top_k`` pairs each; counted as pool
         sentences paired at random, since the semantic pairs depend on the trained model) labelled by the
-        cross-encoder, two bi-encoders trained on gold + silver; the three bi-encoders embed the split's test
-        pairs and the suite tasks, the cross-encoder scores the test pairs. A cross-encoder reads a pair as one
-        sequence."""
-        study, work = cls(p, Path()), []  # building reads nothing: the splits load when asked for
-        for benchmark, index, _seed in study.planned_runs():
+        cross-encoder, two bi-encoders trained on gold + silver (every training in steps of sentence-transformers'
+        trainer); the three bi-encoders embed the split's test pairs and the suite tasks, the cross-encoder scores
+        the test pairs; once, the starting model embeds the STS benchmarks' test pairs and the suite. A
+        cross-encoder reads a pair as one sequence."""
+        study, work = cls(p, Path()), []
+        fit = {"train": True, "loop": "sentence-transformers"}
+        bi, cross = {**fit, "batch": 2 * p.batch_size}, {**fit, "batch": p.batch_size}  # in texts: two a pair
+        runs = study.planned_runs()
+        for benchmark, index, _seed in runs:
             split = study.splits(benchmark)[index]
             pool = study.pool(benchmark, split)
             order = np.random.default_rng(0).permutation(len(pool))
             silver = [(pool[i], pool[j]) for _ in range(p.top_k) for i, j in zip(order, np.roll(order, 1))]
-            gold, test = [a for pair in split.train for a in pair], [a for pair in split.test for a in pair]
-            both = [a for pair in split.train + silver for a in pair]
-
-            def pairs(pairs: list[Pair]) -> list[str]:
-                return [f"{a} {b}" for a, b in pairs]
-
-            fit = {"train": True, "loop": "sentence-transformers"}
-            bi, cross = {**fit, "batch": 2 * p.batch_size}, {**fit, "batch": p.batch_size}  # in texts: two a pair
+            gold, test = texts_of(split.train), texts_of(split.test)
             work += [
                 encoding("bi-encoder on gold", p.model, gold, p.epochs, p.max_length, **bi),
-                encoding("cross-encoder on gold", p.model, pairs(split.train), p.cross_epochs, p.max_length, **cross),
+                encoding("cross-encoder on gold", p.model, joined(split.train), p.cross_epochs, p.max_length, **cross),
                 encoding("the gold bi-encoder embeds the pool", p.model, pool, 1, p.max_length),
-                encoding("the cross-encoder labels both silver sets", p.model, pairs(silver), 2, p.max_length),
-                encoding("two bi-encoders on gold + silver", p.model, both, 2 * p.epochs, p.max_length, **bi),
-                encoding("evaluation", p.model, test, 3, p.max_length),
-                encoding("evaluation", p.model, pairs(split.test), 1, p.max_length),
-                *cls.evaluation_work(p, 3, 0),
+                encoding("the cross-encoder labels both silver sets", p.model, joined(silver), 2, p.max_length),
+                encoding(
+                    "two bi-encoders on gold + silver",
+                    p.model,
+                    gold + texts_of(silver),
+                    2 * p.epochs,
+                    p.max_length,
+                    **bi,
+                ),
+                encoding("the test pairs", p.model, test, 3, p.max_length),
+                encoding("the test pairs", p.model, joined(split.test), 1, p.max_length),
             ]
-        return combined(work)
+        sts = [b for b in p.benchmarks if BENCHMARKS[b].kind == "sts"]
+        tests = [text for b in sts for split in study.splits(b) for text in texts_of(split.test)]
+        work.append(encoding("the starting model: the STS test pairs", p.model, tests, 1, p.max_length))
+        return combined(work) + cls.evaluation_work(p, 1 + 3 * len(runs), max_length=p.max_length)
+
+    @classmethod
+    def saved_rows(cls, p) -> list[str]:
+        return [suite_row(b, c) for b in p.benchmarks if b in p.save_models for c in CONDITIONS]
 
     def planned_runs(self) -> list[tuple[str, int, int]]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""

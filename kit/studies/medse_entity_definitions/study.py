@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kit.core.compute import Work, contrastive_training, encoding
+from kit.core.compute import EVALUATION_LENGTH, Work, checkpoint_evaluations, contrastive_training, encoding
 from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
@@ -387,10 +387,12 @@ class Study(StudyBase):
     @classmethod
     def workload(cls, p: MedSEParams) -> list[Work]:
         """Every distinct run (a sweep's run at the main settings is its table run): a trained row is ``steps``
-        contrastive steps; MED-SE's trainable definition encoder reads the definition of every batch sentence with
-        an entity (a share 1 - S_none), forward and backward; a frozen one embeds the definitions once; a whitening
-        row embeds ``whitening_sentences`` PubMed sentences; every table run is evaluated and every ``eval_every``
-        steps a trained run's checkpoint is selected."""
+        contrastive steps, inside which MED-SE's trainable definition encoder reads the definition of every batch
+        sentence with an entity (a share 1 - S_none), forward and backward (a frozen one embeds the definitions
+        once: counted over every ontology definition, an upper bound), and a checkpoint evaluation (the STS sets
+        and the ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; a
+        whitening row embeds ``whitening_sentences`` PubMed sentences (the corpus's, at most); after training
+        every run embeds the STS sets, and a run at the main settings scores the suite."""
 
         def key(name: str, seed: int, variant: dict) -> tuple:
             return name, seed, tuple(sorted(variant.items()))
@@ -409,19 +411,29 @@ class Study(StudyBase):
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
         if medse and p.definition_trainable:
             what = "MED-SE: the definition encoder reads the batch's definitions"
-            each = encoding(what, p.model, definitions, 1, p.definition_max_length, train=True)
+            each = encoding(what, p.model, definitions, 1, p.definition_max_length, train=True, loop="kit")
             work.append(replace(each, sequences=round(sum(medse) * p.steps * p.batch_size)))
         elif medse:
-            what = "MED-SE: the frozen definition encoder embeds every definition"
+            what = "MED-SE: the frozen definition encoder embeds the definitions (all: an upper bound)"
             work.append(encoding(what, p.model, definitions, len(medse), p.definition_max_length))
         if whitened:
+            sentences = load_pubmed_sentences(p.corpus_path)
             what = "whitening: PubMed sentences embedded"
-            each = encoding(what, p.model, load_pubmed_sentences(p.corpus_path), 1, 2 * p.max_length)
-            work.append(replace(each, sequences=whitened * p.whitening_sentences))
-        dev = load_biosses(p.biosses_path).subset("dev")
-        table = sum(len(seeds) for seeds in table_seeds(p).values())
-        selections = len(trained) * (p.steps // p.eval_every)
-        return work + cls.evaluation_work(p, table, selections, dev.sentence1 + dev.sentence2)
+            each = encoding(what, p.model, sentences, 1, 2 * p.max_length)
+            work.append(replace(each, sequences=whitened * min(p.whitening_sentences, len(sentences))))
+        biosses = load_biosses(p.biosses_path)
+        sts = list(dict.fromkeys(biosses.sentence1 + biosses.sentence2))
+        if p.medsts_path:
+            medsts = load_sts_tsv(p.medsts_path)
+            sts += list(dict.fromkeys(medsts.sentence1 + medsts.sentence2))
+        work.append(encoding("after training: the STS sets", p.model, sts, len(runs), EVALUATION_LENGTH))
+        main = sum(variant == run_variant(p, row) for row, variant in kinds)
+        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every)
+        return work + cls.evaluation_work(p, main, evaluations, sts)
+
+    @classmethod
+    def saved_rows(cls, p) -> list[str]:
+        return [name for name in p.rows if ROWS[name].kind != "zero_shot"] if p.save_models else []
 
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""

@@ -109,30 +109,37 @@ class Study(StudyBase):
 
     @classmethod
     def workload(cls, p: QFCLParams) -> list[Work]:
-        """Per run (row, seed): ``epochs`` passes over the training pairs (the encoder reads each question and the
-        decoder writes its summary, forward and backward); the contrastive rows' key encoder reads each summary
-        and, with hard negatives, ``n_hard`` negatives a pair (counted at the summaries' length); after every
-        epoch, greedy dev summaries and the similarity probe; then beam search on the test questions and the
-        encoder on the suite. Generated summaries are counted at their references' length."""
+        """Per run (row, seed): ``epochs`` passes over the training pairs in steps of the study's own loop (the
+        encoder reads each question and the decoder writes its summary, forward and backward; the contrastive rows'
+        key encoder reads each summary and, with hard negatives, ``n_hard`` negatives a pair, counted at the
+        summaries' length); after every epoch, greedy dev summaries and the similarity probe; then beam search on
+        the test questions and the encoder on the suite. Generated summaries count at their references' length.
+        The loop's floor is the kit's contrastive loop's (``kit.core.compute.FLOOR_OF``), a plain PyTorch loop
+        like this one."""
         train, dev, test, _ = p.split()
         runs = [ROWS[row] for row in p.rows for _ in p.seeds]
         contrastive, hard = sum(r.simple or r.hard for r in runs), sum(r.hard for r in runs)
         n, epochs = len(runs), p.epochs
-        source = {"max_length": p.max_source, "part": "encoder"}
-        target = {"max_length": p.max_target, "part": "decoder"}
-        key = {"max_length": p.max_target, "part": "encoder"}
-        steps = {"batch": p.batch_size, "loop": "kit"}
+        source = {"max_length": p.max_source, "part": "encoder"}  # questions through the encoder
+        target = {"max_length": p.max_target, "part": "decoder"}  # summaries through the decoder
+        faq = {"max_length": p.max_target, "part": "encoder"}  # summaries and negatives through the (key) encoder
+        step = {"loop": "kit"}  # work inside the training steps
+        learn = {"train": True, "batch": p.batch_size}  # the one item that counts the steps
         dev_summaries, probe = "after each epoch: greedy dev summaries", "after each epoch, the probe"
         return [
-            encoding("the encoder reads each question", p.model, train.chq, n * epochs, train=True, **source, **steps),
-            encoding("the decoder writes its summary", p.model, train.summary, n * epochs, train=True, **target),
-            encoding("the key encoder reads each summary", p.model, train.summary, contrastive * epochs, **key),
-            encoding("the key encoder reads hard negatives", p.model, train.summary, hard * epochs * p.n_hard, **key),
+            encoding("the encoder reads each question", p.model, train.chq, n * epochs, **learn, **source, **step),
+            encoding(
+                "the decoder writes its summary", p.model, train.summary, n * epochs, train=True, **target, **step
+            ),
+            encoding("the key encoder reads each summary", p.model, train.summary, contrastive * epochs, **faq, **step),
+            encoding(
+                "the key encoder reads hard negatives", p.model, train.summary, hard * epochs * p.n_hard, **faq, **step
+            ),
             encoding(dev_summaries, p.model, dev.chq, n * epochs, **source),
             encoding(dev_summaries, p.model, dev.summary, n * epochs, **target),
             encoding(f"{probe}: the questions", p.model, dev.chq, 2 * n * epochs, **source),
             encoding(f"{probe}: the greedy summaries", p.model, dev.summary, n * epochs, **target),
-            encoding(f"{probe}: references, hard negatives", p.model, dev.summary, n * epochs * (1 + p.n_hard), **key),
+            encoding(f"{probe}: references, hard negatives", p.model, dev.summary, n * epochs * (1 + p.n_hard), **faq),
             encoding("beam search on the test questions", p.model, test.chq, n, **source),
             encoding("beam search on the test questions", p.model, test.summary, n * p.num_beams, **target),
             *cls.evaluation_work(p, n, 0, part="encoder"),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.augment import make_augmenter
-from kit.core.compute import Work, contrastive_training
+from kit.core.compute import EVALUATION_LENGTH, Work, checkpoint_evaluations, contrastive_training, encoding
 from kit.core.files import write_atomic
 from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
@@ -102,25 +102,32 @@ class Study(StudyBase):
 
     @classmethod
     def workload(cls, p: SimCSEParams) -> list[Work]:
-        """Every distinct training (the table's trained rows at every seed, the few-shot runs; a few-shot run on the
-        whole corpus at a table seed is that table run) is ``steps`` contrastive steps;
-        the instance-weighting rows also embed each batch with the frozen starting model; every table run is
-        evaluated, every ``eval_every`` steps a checkpoint is selected."""
-        trained = {(name, seed, 100.0) for name in p.rows if ROWS[name].trained for seed in p.seeds}
-        trained |= {(n, s, float(pct)) for n in p.fewshot_rows for pct in p.fewshot_percents for s in p.fewshot_seeds}
-        weighted = sum(ROWS[name].iw for name, _, _ in trained)
-        if p.language == "en":
-            dev, own_tasks = load_biosses(p.biosses_path).subset("dev"), []
-        else:
-            dev = cmedqq_pairs(p.cosine_view_pairs, p.corpus_seed).subset("dev")
-            own_tasks = chineseblue_probes(p.probe_train_size, p.probe_eval_size, p.corpus_seed)
+        """Every distinct run (the table's rows at their seeds, the few-shot runs; a few-shot run on the whole corpus
+        at a table seed is that table run): a trained one is ``steps`` contrastive steps, the instance-weighting rows'
+        frozen starting model embedding each batch inside them, and a checkpoint evaluation (the STS set and the
+        ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; after training,
+        every run embeds the STS set and the example texts (and in Chinese fits the probes on their examples),
+        and a run on the whole corpus scores the suite."""
+        study = cls(p, Path())
+        runs = {(name, seed, 100.0) for name, seeds in study.row_seeds().items() for seed in seeds}
+        runs |= {(name, seed, float(pct)) for name, seed, pct in study.fewshot_runs()}
+        trained = [name for name, _, _ in runs if ROWS[name].trained]
+        weighted = sum(ROWS[name].iw for name in trained)
+        sts = list(dict.fromkeys(study.sts.sentence1 + study.sts.sentence2))
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
         if weighted:
             frozen = "instance weighting: the frozen starting model embeds each batch"
-            work.append(Work(frozen, p.model, weighted * p.steps * p.batch_size, p.max_length, train=False))
-        scored = sum(len(p.seeds) if ROWS[name].trained else 1 for name in p.rows)
-        selections = len(trained) * (p.steps // p.eval_every)
-        return work + cls.evaluation_work(p, scored, selections, dev.sentence1 + dev.sentence2, own_tasks)
+            work.append(Work(frozen, p.model, weighted * p.steps * p.batch_size, p.max_length, False, loop="kit"))
+        after = "after training: the STS set and the example texts"
+        work.append(encoding(after, p.model, sts + study.example_texts, len(runs), EVALUATION_LENGTH))
+        probes = [text for task in study.probe_tasks for texts in task.texts() for text in texts]
+        if probes:
+            work.append(
+                encoding("after training: the probes' examples", p.model, probes, len(runs), p.probe_max_length)
+            )
+        whole = sum(percent == 100 for _, _, percent in runs)
+        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every)
+        return work + cls.evaluation_work(p, whole, evaluations, sts, [task.name for task in study.probe_tasks])
 
     # ---- runs -----------------------------------------------------------------
     def _run_dir(self, row: Row, seed: int, percent: float) -> Path:
@@ -291,7 +298,8 @@ class Study(StudyBase):
         """Each table row's seeds (one for the untrained starting model)."""
         return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
 
-    def _fewshot_runs(self) -> list[tuple[str, int, float]]:
+    def fewshot_runs(self) -> list[tuple[str, int, float]]:
+        """(row, seed, share of the corpus in %) of every few-shot run."""
         return [
             (name, seed, float(pct))
             for name in self.p.fewshot_rows
@@ -299,9 +307,13 @@ class Study(StudyBase):
             for seed in self.p.fewshot_seeds
         ]
 
+    @classmethod
+    def saved_rows(cls, p) -> list[str]:
+        return [name for name in p.rows if ROWS[name].trained] if p.save_models else []
+
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
-        return [*self.table_runs(), *self._fewshot_runs()]
+        return [*self.table_runs(), *self.fewshot_runs()]
 
     def results(self) -> pd.DataFrame:
         """One row per (row, seed): BIOSSES metrics at the selected checkpoint."""
@@ -331,7 +343,7 @@ class Study(StudyBase):
     def fewshot(self) -> pd.DataFrame:
         """Spearman at each corpus share, same number of steps (the paper's few-shot curve)."""
         rows = []
-        for name, seed, pct in self._fewshot_runs():
+        for name, seed, pct in self.fewshot_runs():
             r = self.run(name, seed, pct)
             n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
             rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
