@@ -114,9 +114,9 @@ def push_problems(runs: list[Run], repo: str) -> list[str]:
     from kit.report.model_card import repo_for
 
     problems = []
-    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
+    if os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE"):  # as huggingface_hub reads it
         problems.append("argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload")
-    elif get_token() is None:
+    if get_token() is None:
         problems.append("argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)")
     for run in runs:
         study = study_entry(run.notebook).study

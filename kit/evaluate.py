@@ -65,11 +65,12 @@ def task_or_group(names: str) -> str:
 
 
 def tasks_named(names: list[str]) -> list[Task]:
-    """The kit's tasks (in suite order) and then the MTEB tasks, of ``--tasks`` values (comma-joined names)."""
+    """The kit's tasks (in suite order) and then the MTEB tasks, of ``--tasks`` values (comma-joined names); an MTEB
+    task named twice (``mteb:X``, ``mteb:X/default``) once."""
     flat = [name for value in names for name in value.split(",")]
-    mteb = list(dict.fromkeys(name for name in flat if is_mteb(name)))
     kit = [name for name in flat if not is_mteb(name)]
-    return (select(kit) if kit else []) + [from_mteb(name) for name in mteb]
+    mteb = {task.name: task for task in (from_mteb(name) for name in flat if is_mteb(name))}
+    return (select(kit) if kit else []) + list(mteb.values())
 
 
 def parser() -> Parser:
@@ -164,9 +165,15 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
     """The tasks, after what argparse cannot check one value at a time: no model named twice, every pair of
     ``--compare`` among the models, and every task's dataset read (a missing or malformed one, or one with no item,
     is refused before any model runs). Raises ``ValueError`` naming the argument."""
-    twice = sorted({m for m in args.models if args.models.count(m) > 1})
+    same = [str(Path(m).expanduser().resolve()) if Path(m).expanduser().is_dir() else m for m in args.models]
+    twice = sorted({m for m, key in zip(args.models, same) if same.count(key) > 1})
     if twice:
-        raise ValueError(f"argument models: {', '.join(twice)} named twice; name each model once")
+        raise ValueError(f"argument models: {', '.join(twice)} name one model twice; name each model once")
+    out = Path(args.out)
+    for name, kind in (("evaluation.html", "a file"), ("evaluation.json", "a file"), ("mteb", "a folder")):
+        path = out / name
+        if path.exists() and (path.is_dir() if kind == "a file" else not path.is_dir()):
+            raise ValueError(f"argument --out: {path} is in the way: it must be {kind}")
     try:
         comparison_pairs(args.models, [tuple(pair) for pair in args.compare])
     except ValueError as err:

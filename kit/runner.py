@@ -121,8 +121,9 @@ EXECUTING = ".executing"
 """In a report folder: the lock an execution holds, so that a second one into the same folder is refused."""
 
 
-KEPT = ("runs", "models", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD)
-"""What an execution leaves in place in its report folder: the run cache, saved models and the kept reports."""
+KEPT = ("runs", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD)
+"""What an execution leaves in place in its report folder: the run cache and the kept reports (the published models
+are the report's, set aside with it: the runs keep their own)."""
 
 
 def run_file_name(file: Path) -> str:

@@ -41,7 +41,7 @@ from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
 from kit.registry import Registry
 from kit.report.index import StudyAbout
-from kit.report.model_card import mark, write_cards
+from kit.report.model_card import MODELS, mark, publish, write_cards
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
 
@@ -406,10 +406,12 @@ class StudyBase:
         return None
 
     def save_model(self, encoder, row: str, seed: int, run_dir: Path) -> Path:
-        """``<report>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``), marked
-        with its row, seed, run and training data for its model card (``kit.report.model_card``)."""
-        folder = encoder.save(self.report_dir / "models" / row)
-        mark(folder, row, self.row_label(row), seed, run_dir.name, self.training_data(row), self.row_seeds()[row])
+        """``<run>/models/<row>/``: the encoder as a sentence-transformers folder (``Encoder.save``) in its run's
+        folder, marked with its row, seed, run and training data for its model card; the report's record publishes
+        it as ``<report>/models/<row>/`` (``kit.report.model_card``)."""
+        folder = encoder.save(run_dir / MODELS / row)
+        seeds = self.row_seeds()[row]
+        mark(folder, row, self.row_label(row), seed, run_dir.name, self.training_data(row), seeds, row)
         return folder
 
     def training_data(self, row: str) -> str:
@@ -426,8 +428,8 @@ class StudyBase:
     ) -> Path:
         """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
         ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model
-        and what it substitutes, provenance, ``extra`` and the compute time of every run used; then the model
-        card of every model the runs saved (``kit.report.model_card``), from that record."""
+        and what it substitutes, provenance, ``extra`` and the compute time of every run used; then the models
+        those runs saved, published in ``<report>/models/`` with their cards (``kit.report.model_card``)."""
         path = record.write(
             metrics=metrics,
             headline=headline,
@@ -439,6 +441,7 @@ class StudyBase:
             run_seconds={name: round(s, 1) for name, s in self.run_seconds.items()},
             **extra,
         )
+        publish(self.report_dir, [self.report_dir / "runs" / name for name in self.run_seconds])
         write_cards(self.report_dir, json.loads(path.read_text(encoding="utf-8")))
         return path
 

@@ -70,7 +70,7 @@ def test_the_site_builds_offline_with_strict_and_loads_nothing_from_the_network(
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["snapshot", "/nonexistent/report"], "argument reports: /nonexistent/report/results.json: not a finished"),
+        (["snapshot", "/nonexistent/report"], "argument reports: /nonexistent/report: not a folder"),
         (["snapshot"], "the following arguments are required: reports"),
         (["render", "--force"], "unrecognized arguments: --force"),
         (["publish"], "argument command: invalid choice: 'publish'"),
@@ -112,3 +112,15 @@ def test_a_kit_evaluate_folder_snapshots_to_the_evaluation_pages_table(tmp_path)
     assert f"{100 * spearman['value']:.2f} [{100 * spearman['low']:.2f}, {100 * spearman['high']:.2f}]" in block
     assert "python -m kit.evaluate tiny-random-bert --tasks biosses-test" in block
     assert docs.load_snapshots(tmp_path / "snapshots") == {}  # not a study's report
+
+
+def test_a_kit_evaluate_record_whose_tasks_lack_their_numbers_is_refused_before_it_is_copied(tmp_path, capsys):
+    folder = tmp_path / "minilm-en"
+    folder.mkdir()
+    record = json.loads((docs.SNAPSHOTS / docs.EVALUATIONS / f"{docs.SUITE_TABLE}.json").read_text(encoding="utf-8"))
+    del record["tasks"]["biosses-all"]["declaration"]["items"]
+    (folder / "evaluation.json").write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        docs.main(["snapshot", str(folder)])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "not a finished kit.evaluate's evaluation.json (a task lacks 'items')" in line

@@ -319,7 +319,8 @@ def test_saved_models_carry_a_card_with_their_parameters_suite_scores_and_comman
             lines = [line for line in record["metrics"]["suite"]["lines"] if line["row"] == model.facts["row"]]
             assert lines and f"`{model.facts['row']}`" in card
             for line in lines:
-                assert f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]" in card
+                score = f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]"
+                assert score.replace("-", "−") in card
             assert f"batch_size: {record['parameters']['batch_size']}" in card
             assert (
                 record["git_commit"][:12] in card and f"python -m kit.batch params/{run.parent.name}/smoke.yaml" in card

@@ -138,6 +138,18 @@ RANDOM_MODELS = {
     ),
 }
 ALIASES = ("minilm", *PRETRAINED, *RANDOM_MODELS)
+HUB_NAMES = {"minilm": "sentence-transformers/all-MiniLM-L6-v2"}
+"""The offline aliases of hub models, and the hub's name of each."""
+
+
+def hub_name(name: str) -> str | None:
+    """A model's name on the Hugging Face hub: an offline alias's original, a hub name itself; None for the kit's
+    own models (``models/``, the random stand-ins) and local folders."""
+    if name in HUB_NAMES:
+        return HUB_NAMES[name]
+    if name in ALIASES or Path(name).expanduser().exists():
+        return None
+    return name
 
 
 def resolve_model(name: str) -> ModelSource:

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass
 
@@ -167,7 +166,7 @@ def from_mteb(spec: str) -> Task:
     language = next((k for k, v in LANGUAGES.items() if v in languages), languages[0] if languages else "en")
     cls = {"sts": STSTask, "pair_classification": PairClassificationTask, "retrieval": CorpusRetrievalTask}[kind]
     return cls(
-        name=spec,
+        name=PREFIX + name + (f"/{subset}" if len(subsets) > 1 else ""),  # one spelling of each task
         description=f"MTEB {meta.name}: {' '.join(meta.description.split())}",
         dataset=dataset,
         split=f"{split}" + ("" if subset == "default" else f", subset {subset}"),
@@ -185,7 +184,9 @@ def _load(name: str, subset: str, split: str, kind: str):
     try:
         task.load_data()
     except (ConnectionError, OSError) as err:
-        cache = os.environ.get("HF_DATASETS_CACHE", "~/.cache/huggingface/datasets")
+        from datasets import config
+
+        cache = config.HF_DATASETS_CACHE
         path, rev = task.metadata.dataset["path"], task.metadata.dataset["revision"]
         raise DataNotFoundError(
             f"MTEB task {name}: its data ({path} @ {rev}) is neither on the hub from here nor in the Hugging Face "

@@ -1,7 +1,10 @@
 """Model cards for the sentence-transformers folders a study saves (``save_models``), and their upload.
 
-A saved folder gets ``MARK`` when its run writes it (``mark``: its table row, seed, run folder and training data)
-and its ``README.md`` when the report is recorded (``write_cards``): sentence-transformers' own card
+A run saves its models in its own folder (``<run>/models/``), each marked when it is written (``MARK``: its table
+row, seed, run and training data, and its place in the report). When the report is recorded, the models of the
+runs it used are published in ``<report>/models/`` (``publish``: the folder replaced, its files linked), so that
+the report's models are always those its record describes, and each gets its ``README.md`` (``write_cards``):
+sentence-transformers' own card
 (``generate_model_card``: the Hub's front matter, the architecture, how to load it) with the kit's section after
 its title: the base model and what it stands in for, the study, row and seed, the training data and time, the
 row's scores on the report's evaluation suite with their intervals and corrected comparisons, the commit and the
@@ -12,8 +15,9 @@ command that reproduces it, and every parameter of the run. ``push`` uploads the
 from __future__ import annotations
 
 import json
+import os
 import re
-import sys
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +31,40 @@ MARK = "kit_model.json"
 KIT_SECTION = "## How this model was made (medcse study kit)"
 
 
-def mark(folder: Path, row: str, label: str, seed: int, run: str, data: str, seeds: list[int]) -> None:
+MODELS = "models"
+"""In a run folder, the sentence-transformers folders its run saved; in a report folder, those of the runs its
+record uses, published with their cards."""
+
+
+def mark(folder: Path, row: str, label: str, seed: int, run: str, data: str, seeds: list[int], place: str) -> None:
     """Record beside a saved model (``folder``) the table ``row`` (and its ``label``) it belongs to, its ``seed``
-    (of the row's ``seeds``), the ``run`` folder that trained it and the training ``data`` in words."""
-    facts = {"row": row, "label": label, "seed": seed, "seeds": list(seeds), "run": run, "data": data}
+    (of the row's ``seeds``), the ``run`` folder that trained it, the training ``data`` in words and its ``place``
+    under the report's ``models/``."""
+    facts = {"row": row, "label": label, "seed": seed, "seeds": list(seeds), "run": run, "data": data, "place": place}
     write_text_atomic(Path(folder) / MARK, json.dumps(facts, indent=1) + "\n")
+
+
+def publish(report_dir: Path, run_dirs: list[Path]) -> list[Path]:
+    """Replace ``report_dir/models`` with the marked models of ``run_dirs``, each at its place; files are hard
+    links to the run's (copies where the filesystem cannot link). Returns the published folders."""
+    target = Path(report_dir) / MODELS
+    if target.exists():
+        shutil.rmtree(target)
+    published = []
+    for run_dir in run_dirs:
+        for mark_file in sorted((Path(run_dir) / MODELS).rglob(MARK)):
+            place = target / json.loads(mark_file.read_text(encoding="utf-8"))["place"]
+            shutil.copytree(mark_file.parent, place, copy_function=_link)
+            published.append(place)
+    return published
+
+
+def _link(source: str, destination: str) -> str:
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+    return destination
 
 
 @dataclass(frozen=True)
@@ -42,7 +75,7 @@ class SavedModel:
 
 def saved_models(report_dir: Path) -> list[SavedModel]:
     """Every marked model folder under ``report_dir/models``."""
-    marks = sorted((Path(report_dir) / "models").rglob(MARK))
+    marks = sorted((Path(report_dir) / MODELS).rglob(MARK))
     return [SavedModel(m.parent, json.loads(m.read_text(encoding="utf-8"))) for m in marks]
 
 
@@ -61,7 +94,7 @@ def scores_table(record: dict, row: str) -> str:
         "|---|---|---:|---|---|---|---:|",
     ]
     for line in lines:
-        score = f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]"
+        score = f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]".replace("-", "−")
         versus, difference, p = "", "", ""
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])
@@ -139,11 +172,14 @@ def card(model: SavedModel, record: dict, run_seconds: float, run_file: str | No
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.model_card import generate_model_card
 
+    from kit.core.models import hub_name
+
     st = SentenceTransformer(str(model.folder), device="cpu")
     data = st.model_card_data
     data.model_name = f"{model.facts['label']}: {record['notebook']}, seed {model.facts['seed']}"
     data.language = ["zh" if record.get("parameters", {}).get("language") == "zh" else "en"]
     data.add_tags(["medcse", "biomedical", record["notebook"]])
+    data.base_model = hub_name(record.get("parameters", {}).get("model", ""))  # "finetuned from" a hub model
     if repo_id:
         data.set_model_id(repo_id)
     text = generate_model_card(st)
@@ -157,28 +193,15 @@ def run_file_of(report_dir: Path) -> str | None:
     return mark_file.read_text(encoding="utf-8").strip() if mark_file.is_file() else None
 
 
-def current_models(report_dir: Path, record: dict) -> list[SavedModel]:
-    """The saved models of the report ``record`` describes: those whose run it used (``run_seconds``); a model
-    folder an earlier execution left (a row since dropped, ``save_models`` since turned off) is named on stderr
-    and neither carded nor pushed."""
-    runs = record.get("run_seconds", {})
-    models = saved_models(report_dir)
-    for model in models:
-        if model.facts["run"] not in runs:
-            print(f"[kit] {model.folder}: from a run this report does not use; no card, not pushed", file=sys.stderr)
-    return [model for model in models if model.facts["run"] in runs]
-
-
 def write_cards(report_dir: Path, record: dict, repo: str | None = None) -> list[tuple[SavedModel, Path]]:
-    """Write the README.md of every model of the report (``current_models``) from its ``record`` (``card``; the
+    """Write the README.md of every model of the report (``saved_models``) from its ``record`` (``card``; the
     time of each model's run from its ``run_seconds``); ``repo``: the prefix of the repositories they go to
     (``repo_for``). Returns each model and its card."""
     written = []
-    for model in current_models(report_dir, record):
+    for model in saved_models(report_dir):
         seconds = record["run_seconds"][model.facts["run"]]
-        text = card(
-            model, record, seconds, run_file_of(report_dir), repo_for(repo, model.facts["row"]) if repo else None
-        )
+        repo_id = repo_for(repo, model.facts["row"]) if repo else None
+        text = card(model, record, seconds, run_file_of(report_dir), repo_id)
         written.append((model, write_text_atomic(model.folder / "README.md", text)))
     return written
 

@@ -24,9 +24,6 @@ from kit.evaluation.mteb_tasks import LANGUAGES, METRIC_NAMES, MTEB_TYPES, PREFI
 from kit.evaluation.suite import SuiteResult
 from kit.evaluation.task import Task
 
-KNOWN = {"minilm": "sentence-transformers/all-MiniLM-L6-v2"}
-"""Kit aliases of models MTEB knows, by MTEB's name."""
-
 
 def mteb_version() -> str | None:
     try:
@@ -36,15 +33,12 @@ def mteb_version() -> str | None:
 
 
 def model_name(name: str) -> str:
-    """A model's name in MTEB's results: ``KNOWN``, a hub name itself, else ``medcse/<alias>`` or ``local/<folder>``."""
-    from kit.core.models import ALIASES
+    """A model's name in MTEB's results: its hub name (``kit.core.models.hub_name``), else ``medcse/<alias>`` or
+    ``local/<folder>``."""
+    from kit.core.models import hub_name
 
-    if name in KNOWN:
-        return KNOWN[name]
-    if name in ALIASES:
-        return f"medcse/{name}"
     folder = Path(name).expanduser()
-    return f"local/{folder.resolve().name}" if folder.exists() else name
+    return hub_name(name) or (f"local/{folder.resolve().name}" if folder.exists() else f"medcse/{name}")
 
 
 def model_meta(name: str, fingerprint: str, about: dict, languages: list[str]) -> dict:

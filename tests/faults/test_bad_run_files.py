@@ -176,8 +176,12 @@ def test_bad_command_lines_are_usage_errors(tmp_path, capsys, args, message):
 
 
 def test_a_push_that_cannot_happen_is_refused_before_any_training(tmp_path, capsys, monkeypatch):
-    """Offline, or without a token, or with a run file that saves no model (or whose notebook saves none), or a
+    """Offline, without a token, with a run file that saves no model (or whose notebook saves none), or with a
     repository name the Hub would refuse for one of the rows: one line each, nothing runs."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))  # no stored token either
     saving = write(tmp_path, "saving", "steps: 2\nsave_models: true\nrows: [zero_shot, simcse]")
     plain = write(tmp_path, "plain", "steps: 2")
     summaries = tmp_path / "qfcl_summarization" / "smoke.yaml"
@@ -185,20 +189,19 @@ def test_a_push_that_cannot_happen_is_refused_before_any_training(tmp_path, caps
     summaries.write_text("model: tiny-random-bert\n")
     long = "someone/" + "m" * 92  # with "-simcse", over the 96 characters the Hub allows a name
     code, err = run_batch(tmp_path, capsys, saving, plain, summaries, "--push-to-hub", long)
+    lines = err.splitlines()
     assert code == 2 and not (tmp_path / "reports").exists()
-    assert err.splitlines()[:3] == [
+    assert lines[:2] == [
         "invalid: argument --push-to-hub: HF_HUB_OFFLINE is set; unset it to upload",
-        f"invalid: argument --push-to-hub: {long}-simcse (row simcse of {saving}): "
-        + err.splitlines()[1].split(f"of {saving}): ", 1)[1],
-        f"invalid: {plain}: saves no model to push (set save_models)",
+        "invalid: argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)",
     ]
-    assert err.splitlines()[3:] == [f"invalid: {summaries}: saves no model to push (its notebook saves none)"]
-    assert "96" in err.splitlines()[1]
-    from huggingface_hub import constants
-
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))  # no stored token either
+    assert lines[2].startswith(f"invalid: argument --push-to-hub: {long}-simcse (row simcse of {saving}): ")
+    assert "96" in lines[2]
+    assert lines[3:] == [
+        f"invalid: {plain}: saves no model to push (set save_models)",
+        f"invalid: {summaries}: saves no model to push (its notebook saves none)",
+    ]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "false")  # as huggingface_hub reads it: not offline
     code, err = run_batch(tmp_path, capsys, saving, "--push-to-hub", "someone/medcse")
     assert code == 2 and err.splitlines() == [
         "invalid: argument --push-to-hub: no Hugging Face token (huggingface-cli login, or set HF_TOKEN)"

@@ -71,12 +71,31 @@ def test_each_bad_argument_is_one_line_naming_it_and_what_is_allowed(tmp_path, c
     [
         (["no-such/model"], "argument models: model 'no-such/model' is not in the Hugging Face cache"),
         (["./no-such-folder"], "argument models: model folder no-such-folder does not exist"),
-        (["tiny-random-bert", "tiny-random-bert"], "argument models: tiny-random-bert named twice"),
+        (["tiny-random-bert", "tiny-random-bert"], "argument models: tiny-random-bert name one model twice"),
     ],
     ids=["missing hub model", "missing folder", "model named twice"],
 )
 def test_a_model_that_is_not_here_or_named_twice_is_refused(tmp_path, capsys, models, message):
     assert message in refusal(tmp_path, capsys, [], models)
+
+
+def test_one_folder_spelt_two_ways_is_one_model_named_twice(tmp_path, capsys, saved_model):
+    line = refusal(tmp_path, capsys, [], [saved_model, f"{saved_model}/"])
+    assert "argument models:" in line and "name one model twice" in line
+
+
+@pytest.mark.parametrize("name, kind", [("evaluation.json", "a file"), ("mteb", "a folder")])
+def test_an_output_the_report_would_write_that_is_in_the_way_is_refused(tmp_path, capsys, name, kind):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "a file" else (out / name).write_text("")
+    try:
+        code = main(["tiny-random-bert", "--tasks", "biosses-test", "--out", str(out), "--no-cache"])
+    except SystemExit as exit_:
+        code = exit_.code
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and f"argument --out: {out / name} is in the way: it must be {kind}" in line
+    assert sorted(p.name for p in out.iterdir()) == [name]
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.sts import spearman
 from kit.evaluation.task import Task as SuiteTask
-from kit.report.model_card import mark
+from kit.report.model_card import MODELS, mark
 from kit.report.tables import mean_std
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
@@ -219,7 +219,7 @@ class Study(StudyBase):
             "suite": p.suite,
         }
         if self.saves_models(benchmark, split, seed):
-            settings["save_models"] = True  # only then, so that other runs keep their keys
+            settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
         return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
 
     def saves_models(self, benchmark: str, split: int, seed: int) -> bool:
@@ -235,8 +235,9 @@ class Study(StudyBase):
         return self._data_digests[key]
 
     def models_dir(self, benchmark: str) -> Path:
-        """Where the first seed's bi-encoders of the benchmark's first split are saved (one folder per condition)."""
-        return self.report_dir / "models" / benchmark
+        """Where the first seed's bi-encoders of the benchmark's first split are saved (one folder per condition):
+        its run's folder (the report publishes them as ``<report>/models/<benchmark>/``)."""
+        return self._run_dir(benchmark, 0, self.p.seeds_for(benchmark)[0]) / MODELS
 
     def run(self, benchmark: str, split: int, seed: int) -> dict:
         """One comparison (gold / + random silver / + semantic silver, and the labeller), cached; each
@@ -261,7 +262,7 @@ class Study(StudyBase):
                 self.p.fit_config(seed),
                 self.p.cross_config(seed),
                 num_labels=len(BENCHMARKS[benchmark].classes) or None,
-                save_to=self.models_dir(benchmark) if save else None,
+                save_to=run_dir / MODELS if save else None,
                 each_bi_encoder=score_suite,
             )
             if save:
@@ -286,8 +287,17 @@ class Study(StudyBase):
             if sampled:
                 data += f" + {silver[sampled]:,} {sampled} silver pairs labelled by its cross-encoder"
             row = suite_row(benchmark, condition)
-            folder = self.models_dir(benchmark) / model_folder_name(condition)
-            mark(folder, row, self.row_label(row), seed, run_dir.name, data, self.p.seeds_for(benchmark))
+            place = f"{benchmark}/{model_folder_name(condition)}"
+            mark(
+                run_dir / MODELS / model_folder_name(condition),
+                row,
+                self.row_label(row),
+                seed,
+                run_dir.name,
+                data,
+                self.p.seeds_for(benchmark),
+                place,
+            )
 
     @staticmethod
     def _embed(st):
@@ -486,26 +496,12 @@ class Study(StudyBase):
             )
             for condition in CONDITIONS:
                 folder = self.models_dir(benchmark) / model_folder_name(condition)
-                if not folder.is_dir():
-                    rows.append(
-                        {
-                            "benchmark": benchmark,
-                            "model": str(folder),
-                            "recorded": recorded[condition],
-                            "reloaded": None,
-                        }
-                    )
-                    continue
-                st = SentenceTransformer(str(folder), device="cpu")
-                score = self._score("sts", lambda p: cosine_scores(st, p), split)
-                rows.append(
-                    {
-                        "benchmark": benchmark,
-                        "model": str(folder.relative_to(self.report_dir)),
-                        "recorded": recorded[condition],
-                        "reloaded": score,
-                    }
-                )
+                shown = f"{MODELS}/{benchmark}/{model_folder_name(condition)}"  # where the report publishes it
+                row = {"benchmark": benchmark, "model": shown, "recorded": recorded[condition], "reloaded": None}
+                if folder.is_dir():
+                    st = SentenceTransformer(str(folder), device="cpu")
+                    row["reloaded"] = self._score("sts", lambda p: cosine_scores(st, p), split)
+                rows.append(row)
         return pd.DataFrame(rows)
 
     # ---- the evaluation suite (kit.evaluation) -----------------------------------

@@ -301,7 +301,7 @@ class Study(StudyBase):
             settings["pooler"] = p.pooler
             settings["select_on"] = p.select_on  # zero-shot runs select no checkpoint: their keys stay
             if self.saves_model(row, seed, variant):
-                settings["save_model"] = True  # only then, so that other runs keep their keys
+                settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
             if row.kind == "medse":
                 settings["medse"] = [
                     p.entity_encoder,

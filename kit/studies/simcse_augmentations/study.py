@@ -146,7 +146,7 @@ class Study(StudyBase):
             "select_on": p.select_on,
         }
         if self.saves_model(row, seed, percent):
-            settings["save_model"] = True  # only then, so that other runs keep their keys
+            settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
         return self.run_dir(f"{row.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
 
     def run(self, row_name: str, seed: int, percent: float = 100.0) -> dict:

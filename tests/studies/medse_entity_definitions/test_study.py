@@ -105,8 +105,9 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     np.testing.assert_allclose(whitened["biosses-all"]["spearman"], recorded, atol=1e-5)
     assert not np.allclose(score_run(embed, [BIOSSES_ALL])["biosses-all"]["spearman"], recorded, atol=1e-3)
 
-    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == ["medse", "simcse"]
-    saved = SentenceTransformer(str(tmp_path / "models" / "medse"), device="cpu")
+    saved = {p.parent.name for p in (tmp_path / "runs").glob("*/models/*/modules.json")}
+    assert saved == {"medse", "simcse"}  # the first seed of each trained row, in its run's folder
+    saved = SentenceTransformer(str(study.row_run_dir("medse", 0) / "models" / "medse"), device="cpu")
     again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
     recorded = load_outputs(study.row_run_dir("medse", 0) / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"], atol=1e-5)

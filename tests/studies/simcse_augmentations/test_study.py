@@ -91,8 +91,8 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     assert line.baseline == "zero_shot" and line.low <= line.difference <= line.high
     assert report.comparison("simcse").startswith("SimCSE (dropout views) vs starting model (no training): ")
 
-    saved = SentenceTransformer(str(tmp_path / "models" / "simcse"), device="cpu")
-    again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
     run_dir = study._run_dir(ROWS["simcse"], 0, 100.0)
+    saved = SentenceTransformer(str(run_dir / "models" / "simcse"), device="cpu")  # the report publishes it
+    again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
     recorded = load_outputs(run_dir / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"])
