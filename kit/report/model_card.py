@@ -142,7 +142,7 @@ def kit_section(model: SavedModel, record: dict, run_seconds: float, run_file: s
             "This model is a table row of a medcse study kit report: a reproduction of a published contrastive "
             "method on biomedical text, scored on the kit's evaluation suite with intervals.",
             "",
-            "| | |",
+            "| about the model | |",
             "|---|---|",
             *[f"| {name} | {str(value).replace('|', '/')} |" for name, value in rows],
             "",
@@ -176,7 +176,8 @@ def card(model: SavedModel, record: dict, run_seconds: float, run_file: str | No
 
     st = SentenceTransformer(str(model.folder), device="cpu")
     data = st.model_card_data
-    data.model_name = f"{model.facts['label']}: {record['notebook']}, seed {model.facts['seed']}"
+    label = model.facts["label"].lstrip("+ ")  # a row's label may read "+ random swap 10%"
+    data.model_name = f"{label}: {record['notebook']}, seed {model.facts['seed']}"
     data.language = ["zh" if record.get("parameters", {}).get("language") == "zh" else "en"]
     data.add_tags(["medcse", "biomedical", record["notebook"]])
     data.base_model = hub_name(record.get("parameters", {}).get("model", ""))  # "finetuned from" a hub model
