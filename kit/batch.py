@@ -44,6 +44,7 @@ from kit.runner import (
     failure_reason,
     notebooks,
     plan,
+    planned_work,
     prepare,
     render,
     run_file_name,
@@ -147,6 +148,33 @@ def push_reports(runs: list[Run], reports: Path, repo: str, failures: dict[str, 
         except Exception as err:  # the network, the token's rights: the reports stay, the upload is named
             failed.append(f"{run.notebook}/{run.name}: push to {repo}: {type(err).__name__}: {err}")
     return failed
+
+
+def estimate(files: list[Path]) -> int:
+    """``--estimate``: every file checked first (one line each, exit 2), then its planned work and GPU hours."""
+    from kit.core.compute import gpu_hours
+
+    planned, invalid = {}, []
+    for file in files:
+        try:
+            planned[file] = planned_work(file)
+        except ParameterError as err:
+            invalid.append(str(err))
+    if invalid:
+        for message in invalid:
+            print(f"invalid: {message}", file=sys.stderr)
+        return 2
+    for file, (notebook, work) in planned.items():
+        low, high = gpu_hours(work)
+        total = sum(w.flops for w in work)
+        print(
+            f"{notebook}/{file.name}: {total / 1e15:,.1f} PFLOP, {low:.1f}-{high:.1f} GPU hours on one H100 (estimate)"
+        )
+        for w in work:
+            how = f"{w.part}, " if w.part != "all" else ""
+            print(f"  {w.what}: {w.sequences:,} x {w.tokens} tokens ({how}{'with' if w.train else 'no'} backward)")
+    print("(FLOPs from the models' shapes at the rate of the kit's measured H100 step: docs/gpu.md says how)")
+    return 0
 
 
 def _record(progress: BatchProgress, name: str, event: tuple) -> None:
@@ -260,6 +288,12 @@ def main(argv: list[str] | None = None) -> int:
         "REPO-<row>, each with its model card; needs a token (huggingface-cli login or HF_TOKEN)",
     )
     ap.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print the compute each run file plans and its GPU hours on one H100 (an estimate from the kit's "
+        "measured step, docs/gpu.md), and exit without running anything",
+    )
+    ap.add_argument(
         "--describe",
         metavar="NOTEBOOK",
         choices=notebooks(),
@@ -295,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(err))
     if not files:
         ap.error(f"no .yaml run files in {' '.join(args.paths)}")
+    if args.estimate:
+        return estimate(files)
 
     runs, invalid = [], []
     with warnings.catch_warnings():  # checks say one line per bad file; the notebooks show data warnings

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -345,8 +344,7 @@ def gpu_block(files: Sequence[Path] | None = None) -> str:
     """``docs/gpu.md``'s estimates: every paper file's planned work (its study's ``workload``) in FLOPs and GPU
     hours at the rates measured on the H100 (``kit.core.compute``), the rates themselves, and each file's work."""
     from kit.core.compute import FLOOR_OF, REFERENCE, gpu_hours, measured_rate
-    from kit.params import read_run_file
-    from kit.runner import study_entry
+    from kit.runner import planned_work
 
     rate = measured_rate()
     model, batch, length, loop = REFERENCE
@@ -363,14 +361,10 @@ def gpu_block(files: Sequence[Path] | None = None) -> str:
     ]
     details = []
     for path in files if files is not None else paper_files():
-        run_file = read_run_file(path)
-        entry = study_entry(run_file.notebook)
-        with warnings.catch_warnings():  # the data's own warnings (a dropped pair) belong to the runs, not the docs
-            warnings.simplefilter("ignore")
-            work = [w for w in entry.study.workload(entry.params.from_dict(run_file.parameters)) if w.sequences]
+        notebook, work = planned_work(path)
         total = sum(w.flops for w in work)
         low, high = gpu_hours(work, rate)
-        name = f"`{run_file.notebook}/{path.name}`"
+        name = f"`{notebook}/{path.name}`"
         biggest = max(work, key=lambda w: w.flops)
         stand_in = _shape_name(work[0].model)
         hours = f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"

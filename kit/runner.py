@@ -18,11 +18,13 @@ import re
 import shutil
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import kit.studies
+from kit.core.compute import Work
 from kit.core.files import write_text_atomic
 from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT
@@ -58,6 +60,24 @@ def study_entry(notebook: str) -> StudyEntry:
 def study_params(notebook: str) -> type[Params]:
     """The parameter declaration of a notebook."""
     return study_entry(notebook).params
+
+
+def planned_work(file: Path) -> tuple[str, list[Work]]:
+    """A run file's notebook and the compute it plans (its study's ``workload``, work of no sequence left out), from
+    its parameters and data alone: no model is loaded, so a paper file is estimated on a machine without its
+    models. ParameterError naming the file for a bad file or a notebook that trains nothing."""
+    run_file = read_run_file(file)
+    entry = study_entry(run_file.notebook)
+    if entry.study is None:
+        raise ParameterError(f"{file}: notebook {run_file.notebook} trains nothing: no GPU time to estimate")
+    try:
+        params = entry.params.from_dict(run_file.parameters)
+        with warnings.catch_warnings():  # the data's own warnings (a dropped pair) belong to the runs
+            warnings.simplefilter("ignore")
+            work = [w for w in entry.study.workload(params) if w.sequences]
+    except (ParameterError, OSError, ValueError) as err:
+        raise ParameterError(f"{file}: {err}") from None
+    return run_file.notebook, work
 
 
 @dataclass

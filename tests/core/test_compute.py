@@ -138,3 +138,15 @@ def test_augmented_sbert_trains_a_bi_encoder_on_gold_in_every_run():
     runs = study.planned_runs()
     assert gold.sequences == sum(2 * len(study.splits(b)[i].train) for b, i, _ in runs) * p.epochs
     assert gold.loop == "sentence-transformers" and gold.steps > 0
+
+
+def test_kit_batch_estimate_prints_each_files_work_and_refuses_a_notebook_that_trains_nothing(capsys):
+    from kit.batch import main as batch_main
+
+    assert batch_main(["--estimate", str(PARAMS / "simcse_augmentations" / "smoke.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("simcse_augmentations/smoke.yaml: ") and "GPU hours on one H100 (estimate)" in out
+    assert "contrastive training: two views per sentence: " in out
+    assert batch_main(["--estimate", str(PARAMS / "explore_augmentations" / "demo.yaml")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("notebook explore_augmentations trains nothing: no GPU time to estimate")
