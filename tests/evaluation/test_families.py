@@ -68,10 +68,10 @@ def test_family_intervals_are_the_replicates_at_the_widened_level_and_a_model_ag
 
 @pytest.fixture(scope="module")
 def null_families():
-    """30 families of 20 comparisons, each an independent model of the same quality as the baseline (no true
+    """50 families of 20 comparisons, each an independent model of the same quality as the baseline (no true
     difference): the number of "significant" verdicts per family under each correction."""
     counts = {"holm": [], "bh": [], "none": []}
-    for seed in range(30):
+    for seed in range(50):
         rng = np.random.default_rng(seed)
         gold = rng.uniform(0, 4, 60)
         statistic = Spearman(gold)
