@@ -24,6 +24,7 @@ from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
 from kit.evaluation.bootstrap import format_p
 from kit.paths import PROJECT_ROOT
+from kit.report.index import findings
 from kit.report.tables import duration, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
@@ -166,6 +167,8 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
         out += [f"**Headline:** {head.get('name')}: {head.get('value', float('nan')):.2f}", ""]
         if head.get("comparison"):
             out += [f"**Headline comparison:** {head['comparison']}", ""]
+        if found := findings(record, shown=100):
+            out += [f"**What the run finds:** {found}.", ""]
         for title, rows in record.get("tables", {}).items():
             out += [f"### {title}", "", markdown_table(rows)]
     return "\n".join(out).rstrip("\n") + "\n"
@@ -279,14 +282,10 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
         for line in suite["lines"]
         if line.get("baseline") and line["task"] in headline_tasks
     ]
-    found = [f"{r['comparison']} on {r['task']}: {r['family interval']}" for r in rows if r["significant"] != "no"]
-    summary = (
-        "Significant after the correction (family interval): " + "; ".join(found) + "."
-        if found
-        else "No comparison is significant after the correction."
-    )
+    summary = findings(record, shown=len(rows)) or "it compares nothing"
     return (
-        f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)} {summary}\n\n"
+        f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)} "
+        f"{summary[0].upper()}{summary[1:]}.\n\n"
         + markdown_table(rows)
         + f"\nThe {len(rows)} comparisons form one family, corrected by {suite['correction']}; scores are x100 "
         "(Spearman, average precision). [All tables](docs/results.md).\n"

@@ -8,6 +8,7 @@ import pytest
 
 from kit.batch import main as batch_main
 from kit.paths import NOTEBOOKS, PARAMS, PROJECT_ROOT
+from kit.report.index import findings
 
 
 @pytest.fixture(scope="module")
@@ -346,6 +347,8 @@ def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsy
     assert "training 1/11 simcse_augmentations/smoke zero_shot seed 0: cached" in out
     assert "training 11/11 simcse_augmentations/smoke mixcse_iw seed 0: cached" in out
     assert "run 1/1 simcse_augmentations/smoke finished in" in out and "Spearman x100 (" in out
+    finished = next(x for x in out.splitlines() if "smoke finished in" in x)
+    assert " comparisons " in finished and "significant after holm" in finished  # what the run finds, or not
 
 
 def test_explorer_report_shows_chinese_views_without_mojibake(reports):
@@ -373,6 +376,7 @@ def test_index_groups_runs_by_study_with_its_question_comparison_and_main_figure
     record = json.loads((reports / "simcse_augmentations" / "smoke" / "results.json").read_text(encoding="utf-8"))
     assert " vs " in record["headline"]["comparison"] and html.escape(record["headline"]["comparison"]) in index
     assert "Holm over the" in record["headline"]["comparison"]  # the index's headline follows the family
+    assert f"<b>Finds:</b> {html.escape(findings(record))}" in index
 
 
 def test_reports_are_portable_titled_and_name_no_machine_path(reports):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
+from kit.report.tables import signed_interval
 
 PREVIOUS = ".previous"
 """In a run folder while it executes: the last finished execution's report, set aside (``kit.batch``)."""
@@ -39,13 +40,46 @@ class StudyAbout:
 
 
 def headline(run_folder: Path) -> str:
-    """A finished run's headline metric as one line (``name value``), from its ``results.json``."""
+    """A finished run's headline metric and what it finds (``findings``) as one line, from its ``results.json``."""
     try:
-        head = json.loads((Path(run_folder) / "results.json").read_text(encoding="utf-8")).get("headline", {})
-    except (OSError, ValueError, AttributeError) as err:
+        record = json.loads((Path(run_folder) / "results.json").read_text(encoding="utf-8"))
+        head = record.get("headline", {})
+        found = findings(record)
+    except (OSError, ValueError, AttributeError, KeyError, TypeError) as err:
         return f"no headline (results.json: {err})"
     value = head.get("value")
-    return f"{head.get('name', 'no headline')}" + ("" if value is None else f" {value:.2f}")
+    metric = f"{head.get('name', 'no headline')}" + ("" if value is None else f" {value:.2f}")
+    return f"{metric}; {found}" if found else metric
+
+
+def findings(record: dict, shown: int = 3) -> str:
+    """The comparisons a run's ``record`` finds real: of every corrected family among its metrics (the suite's,
+    and any other with its shape, such as QFCL's ROUGE family), those on its headline tasks that survive the
+    correction, as ``A − B on task: difference [family interval]`` (the first ``shown``, then how many more);
+    or how many were made and that none survives; empty when the record compares nothing."""
+    found, made, corrections = [], 0, set()
+    families = [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
+    for family in families:
+        headline_tasks = family.get("groups", {}).get("headline tasks", [])
+        names = {(line["task"], line["row"]): line["method"] for line in family.get("lines", [])}
+        lines = [x for x in family.get("lines", []) if x.get("baseline") and x["task"] in headline_tasks]
+        made += len(lines)
+        corrections.add(family["correction"])
+        found += [
+            f"{x['method']} − {names[(x['task'], x['baseline'])]} on {x['task']}: "
+            + signed_interval(x["difference"], x["family_low"], x["family_high"])
+            for x in lines
+            if x.get("significant")
+        ]
+    if not made:
+        return ""
+    after = "without correction" if corrections == {"none"} else f"after {'/'.join(sorted(corrections))}"
+    made_in = f"{made} comparisons" + (f" in {len(families)} families" if len(families) > 1 else "")
+    if not found:
+        return f"none of {made_in} is significant {after}"
+    more = f"; and {len(found) - shown} more" if len(found) > shown else ""
+    verb = "is" if len(found) == 1 else "are"
+    return f"{len(found)} of {made_in} {verb} significant {after} (family interval): " + "; ".join(found[:shown]) + more
 
 
 def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[bool, str] | None:
@@ -67,6 +101,8 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
         result = html.escape(str(head.get("name", ""))) + ("" if value is None else f": <b>{value:.2f}</b>")
         if head.get("comparison"):
             result += f"<div class='cmp'>{html.escape(head['comparison'])}</div>"
+        if found := findings(r):
+            result += f"<div class='cmp'><b>Finds:</b> {html.escape(found)}</div>"
         thumb = ""
         if about and about.main_figure and (folder / "figures" / f"{about.main_figure}.png").exists():
             alt = html.escape(f"{about.main_figure.replace('_', ' ')} of run {folder.name}")

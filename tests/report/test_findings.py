@@ -1,0 +1,54 @@
+"""What a run finds: the comparisons of its corrected families that survive, on their headline tasks only."""
+
+from kit.report.index import findings
+
+
+def line(task, row, baseline, difference, low, high, significant):
+    return {
+        "task": task,
+        "row": row,
+        "method": row.upper(),
+        "baseline": baseline,
+        "difference": difference,
+        "family_low": low,
+        "family_high": high,
+        "significant": significant,
+    }
+
+
+def family(lines, headline=("a",), correction="holm"):
+    base = [{"task": t, "row": "base", "method": "BASE", "baseline": None} for t in {x["task"] for x in lines}]
+    return {"correction": correction, "groups": {"headline tasks": list(headline)}, "lines": base + lines}
+
+
+def test_survivors_on_headline_tasks_are_named_with_their_family_interval_and_the_rest_counted():
+    suite = family(
+        [
+            line("a", "x", "base", 2.0, 0.5, 3.5, True),
+            line("a", "y", "base", -1.0, -3.0, 1.0, False),
+            line("apart", "x", "base", 9.0, 8.0, 10.0, True),  # not a headline task: neither named nor counted
+        ],
+        headline=("a",),
+    )
+    found = findings({"metrics": {"suite": suite, "mean": {"x": 1.0}}})
+    assert found == "1 of 2 comparisons is significant after holm (family interval): X − BASE on a: +2.0 [+0.5, +3.5]"
+
+
+def test_none_surviving_says_how_many_were_made_and_two_families_are_said_so():
+    one = family([line("a", "x", "base", 1.0, -1.0, 3.0, False)])
+    two = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=("b",))
+    assert (
+        findings({"metrics": {"suite": one, "rouge": two}})
+        == "none of 2 comparisons in 2 families is significant after holm"
+    )
+    assert findings(
+        {"metrics": {"suite": family([line("a", "x", "base", 1, 0.1, 2, True)], correction="none")}}
+    ).endswith("significant without correction (family interval): X − BASE on a: +1.0 [+0.1, +2.0]")
+    assert findings({"metrics": {"mean": {}}}) == "" and findings({}) == ""
+
+
+def test_beyond_the_shown_survivors_the_rest_are_counted():
+    suite = family([line("a", f"r{k}", "base", 1.0, 0.1, 2.0, True) for k in range(5)])
+    found = findings({"metrics": {"suite": suite}}, shown=2)
+    assert found.startswith("5 of 5 comparisons are significant") and found.endswith("; and 3 more")
+    assert found.count(" on a: ") == 2
