@@ -114,7 +114,7 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
             f"<code>{html.escape(r.get('git_commit', '')[:12])}</code>"
         )
         return False, _tr([run, result, thumb, provenance, html.escape(r.get("model", ""))])
-    except (ValueError, AttributeError, TypeError) as err:  # a damaged record must not hide the others
+    except (ValueError, AttributeError, TypeError, KeyError) as err:  # a damaged record must not hide the others
         print(f"[kit.batch] {folder / 'results.json'} is unreadable ({err}); the index lists it so", file=sys.stderr)
         return True, _tr([run, f"<b>unreadable</b>: {html.escape(f'results.json: {err}')}", "", "", ""], "failed")
 

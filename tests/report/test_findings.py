@@ -1,6 +1,8 @@
 """What a run finds: the comparisons of its corrected families that survive, on their headline tasks only."""
 
-from kit.report.index import findings
+import json
+
+from kit.report.index import findings, headline, write_index
 
 
 def line(task, row, baseline, difference, low, high, significant):
@@ -52,3 +54,15 @@ def test_beyond_the_shown_survivors_the_rest_are_counted():
     found = findings({"metrics": {"suite": suite}}, shown=2)
     assert found.startswith("5 of 5 comparisons are significant") and found.endswith("; and 3 more")
     assert found.count(" on a: ") == 2
+
+
+def test_a_record_whose_family_is_damaged_is_listed_as_unreadable_and_its_line_says_why(tmp_path, capsys):
+    suite = {"correction": "holm", "groups": {"headline tasks": ["a"]}, "lines": [{"row": "x", "baseline": "b"}]}
+    damaged = {"headline": {"name": "h", "value": 1.0}, "metrics": {"suite": suite}}
+    run = tmp_path / "reports" / "simcse_augmentations" / "run"
+    run.mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps(damaged), encoding="utf-8")
+    assert headline(run).startswith("no headline (results.json: ")
+    index = write_index(tmp_path / "reports").read_text(encoding="utf-8")
+    assert "simcse_augmentations/run" in index and "unreadable" in index
+    assert "results.json is unreadable" in capsys.readouterr().err
