@@ -24,7 +24,7 @@ from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
 from kit.evaluation.bootstrap import format_p
 from kit.paths import PROJECT_ROOT
-from kit.report.index import findings
+from kit.report.index import findings, headline_comparisons
 from kit.report.tables import duration, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
@@ -268,21 +268,18 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
     if record is None:
         return f"(No snapshot of `{'/'.join(HEADLINE)}` is committed yet: `python -m kit.docs snapshot` adds it.)\n"
     suite = record["metrics"]["suite"]
-    headline_tasks = suite["groups"].get("headline tasks", [])
-    names = {(line["task"], line["row"]): line["method"] for line in suite["lines"]}
     rows = [
         {
-            "comparison": f"{line['method']} − {names[(line['task'], line['baseline'])]}",
+            "comparison": name,
             "task": f"`{line['task']}` ({line['items']} items)",
             "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
             "family interval": signed_interval(line["difference"], line["family_low"], line["family_high"]),
             f"p ({suite['correction']})": format_p(line["p_adjusted"], line["resamples"]),
             "significant": "**yes**" if line.get("significant") else "no",
         }
-        for line in suite["lines"]
-        if line.get("baseline") and line["task"] in headline_tasks
+        for name, line in headline_comparisons(suite)
     ]
-    summary = findings(record, shown=len(rows)) or "it compares nothing"
+    summary = findings({"metrics": {"suite": suite}}, shown=len(rows)) or "it compares nothing"
     return (
         f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)} "
         f"{summary[0].upper()}{summary[1:]}.\n\n"

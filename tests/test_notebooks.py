@@ -348,7 +348,7 @@ def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsy
     assert "training 11/11 simcse_augmentations/smoke mixcse_iw seed 0: cached" in out
     assert "run 1/1 simcse_augmentations/smoke finished in" in out and "Spearman x100 (" in out
     finished = next(x for x in out.splitlines() if "smoke finished in" in x)
-    assert " comparisons " in finished and "significant after holm" in finished  # what the run finds, or not
+    assert " comparisons " in finished and "significant after Holm" in finished  # what the run finds, or not
 
 
 def test_explorer_report_shows_chinese_views_without_mojibake(reports):

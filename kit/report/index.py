@@ -6,8 +6,9 @@ earlier runs. Each run folder ``<notebook>/<run>/`` holds what its latest execut
 it failed (``kit.batch`` sets the previous execution's files aside before it executes the run again).
 Each study section opens with the study's title and one-line question (its ``StudyAbout``); each run
 shows its headline metric, its headline comparison (with its confidence interval, as the study's record
-states it) and a thumbnail of the study's main figure, linked to the report. Every link is relative,
-so the folder can be moved or published.
+states it), what it finds significant after its families' corrections (``findings``) and a thumbnail of
+the study's main figure, linked to the report. Every link is relative, so the folder can be moved or
+published.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
+from kit.evaluation.rows import CORRECTION_NAMES
 from kit.report.tables import signed_interval
 
 PREVIOUS = ".previous"
@@ -44,42 +46,71 @@ def headline(run_folder: Path) -> str:
     try:
         record = json.loads((Path(run_folder) / "results.json").read_text(encoding="utf-8"))
         head = record.get("headline", {})
-        found = findings(record)
-    except (OSError, ValueError, AttributeError, KeyError, TypeError) as err:
+        value = head.get("value")
+        metric = f"{head.get('name', 'no headline')}" + ("" if value is None else f" {value:.2f}")
+    except (OSError, ValueError, AttributeError, TypeError) as err:
         return f"no headline (results.json: {err})"
-    value = head.get("value")
-    metric = f"{head.get('name', 'no headline')}" + ("" if value is None else f" {value:.2f}")
+    try:
+        found = findings(record)
+    except (KeyError, TypeError, AttributeError) as err:
+        return f"{metric}; its comparisons are unreadable ({err!r})"
     return f"{metric}; {found}" if found else metric
 
 
+def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
+    """A corrected family's comparisons on its headline tasks (a ``SuiteReport.record()``: ``groups``, ``lines``),
+    each as (``A − B``, its line)."""
+    headline_tasks = family.get("groups", {}).get("headline tasks", [])
+    names = {(line["task"], line["row"]): line["method"] for line in family["lines"]}
+    return [
+        (f"{line['method']} − {names[(line['task'], line['baseline'])]}", line)
+        for line in family["lines"]
+        if line.get("baseline") and line["task"] in headline_tasks
+    ]
+
+
 def findings(record: dict, shown: int = 3) -> str:
-    """The comparisons a run's ``record`` finds real: of every corrected family among its metrics (the suite's,
-    and any other with its shape, such as QFCL's ROUGE family), those on its headline tasks that survive the
-    correction, as ``A − B on task: difference [family interval]`` (the first ``shown``, then how many more);
-    or how many were made and that none survives; empty when the record compares nothing."""
-    found, made, corrections = [], 0, set()
+    """What a run's ``record`` finds significant: of every corrected family among its metrics (the suite's, and
+    any other of its shape, such as QFCL's ROUGE family), the comparisons on its headline tasks that survive the
+    family's correction, as ``A − B on task: difference [family interval]`` (the first ``shown``, then how many
+    more); or how many were made and that none survives; empty when no headline task has a comparison."""
     families = [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
+    found, made, corrections, counted = [], 0, set(), 0
     for family in families:
-        headline_tasks = family.get("groups", {}).get("headline tasks", [])
-        names = {(line["task"], line["row"]): line["method"] for line in family.get("lines", [])}
-        lines = [x for x in family.get("lines", []) if x.get("baseline") and x["task"] in headline_tasks]
-        made += len(lines)
+        compared = headline_comparisons(family)
+        if not compared:
+            continue
+        counted += 1
+        made += len(compared)
         corrections.add(family["correction"])
-        found += [
-            f"{x['method']} − {names[(x['task'], x['baseline'])]} on {x['task']}: "
-            + signed_interval(x["difference"], x["family_low"], x["family_high"])
-            for x in lines
-            if x.get("significant")
-        ]
+        for name, line in compared:
+            if line.get("significant"):
+                low, high = line["family_low"], line["family_high"]
+                steps_down = low <= 0 <= high  # Holm rejects where Bonferroni's interval does not
+                found.append(
+                    f"{name} on {line['task']}: {signed_interval(line['difference'], low, high)}"
+                    + (" (Holm's step-down rejects where this interval reaches zero)" if steps_down else "")
+                )
     if not made:
         return ""
-    after = "without correction" if corrections == {"none"} else f"after {'/'.join(sorted(corrections))}"
-    made_in = f"{made} comparisons" + (f" in {len(families)} families" if len(families) > 1 else "")
+    if corrections == {"none"}:
+        after = "without correction"
+    elif len(corrections) == 1:
+        after = f"after {CORRECTION_NAMES[corrections.pop()]}"
+    else:
+        after = "after each family's correction"
+    comparisons = f"{made} comparison{'s' * (made != 1)}" + (
+        f" in {counted} families, each corrected apart," if counted > 1 else ""
+    )
     if not found:
-        return f"none of {made_in} is significant {after}"
+        return f"none of {comparisons} is significant {after}"
     more = f"; and {len(found) - shown} more" if len(found) > shown else ""
     verb = "is" if len(found) == 1 else "are"
-    return f"{len(found)} of {made_in} {verb} significant {after} (family interval): " + "; ".join(found[:shown]) + more
+    return (
+        f"{len(found)} of {comparisons} {verb} significant {after} (family interval): "
+        + "; ".join(found[:shown])
+        + more
+    )
 
 
 def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[bool, str] | None:

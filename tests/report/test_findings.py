@@ -33,20 +33,37 @@ def test_survivors_on_headline_tasks_are_named_with_their_family_interval_and_th
         headline=("a",),
     )
     found = findings({"metrics": {"suite": suite, "mean": {"x": 1.0}}})
-    assert found == "1 of 2 comparisons is significant after holm (family interval): X − BASE on a: +2.0 [+0.5, +3.5]"
+    assert found == "1 of 2 comparisons is significant after Holm (family interval): X − BASE on a: +2.0 [+0.5, +3.5]"
 
 
 def test_none_surviving_says_how_many_were_made_and_two_families_are_said_so():
     one = family([line("a", "x", "base", 1.0, -1.0, 3.0, False)])
     two = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=("b",))
+    assert findings({"metrics": {"suite": one}}) == "none of 1 comparison is significant after Holm"
     assert (
         findings({"metrics": {"suite": one, "rouge": two}})
-        == "none of 2 comparisons in 2 families is significant after holm"
+        == "none of 2 comparisons in 2 families, each corrected apart, is significant after Holm"
     )
+    bh = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=("b",), correction="bh")
+    assert findings({"metrics": {"suite": one, "rouge": bh}}).endswith("after each family's correction")
     assert findings(
         {"metrics": {"suite": family([line("a", "x", "base", 1, 0.1, 2, True)], correction="none")}}
     ).endswith("significant without correction (family interval): X − BASE on a: +1.0 [+0.1, +2.0]")
     assert findings({"metrics": {"mean": {}}}) == "" and findings({}) == ""
+
+
+def test_a_family_with_no_comparison_on_a_headline_task_is_not_counted():
+    one = family([line("a", "x", "base", 1.0, -1.0, 3.0, False)])
+    apart = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=(), correction="bh")
+    assert findings({"metrics": {"suite": one, "rouge": apart}}) == "none of 1 comparison is significant after Holm"
+    assert findings({"metrics": {"rouge": apart}}) == ""
+
+
+def test_a_holm_rejection_whose_family_interval_reaches_zero_says_so():
+    suite = family([line("a", "x", "base", 1.0, -0.1, 2.0, True)])
+    assert findings({"metrics": {"suite": suite}}).endswith(
+        "X − BASE on a: +1.0 [−0.1, +2.0] (Holm's step-down rejects where this interval reaches zero)"
+    )
 
 
 def test_beyond_the_shown_survivors_the_rest_are_counted():
@@ -62,7 +79,7 @@ def test_a_record_whose_family_is_damaged_is_listed_as_unreadable_and_its_line_s
     run = tmp_path / "reports" / "simcse_augmentations" / "run"
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(damaged), encoding="utf-8")
-    assert headline(run).startswith("no headline (results.json: ")
+    assert headline(run).startswith("h 1.00; its comparisons are unreadable (KeyError('task')")
     index = write_index(tmp_path / "reports").read_text(encoding="utf-8")
     assert "simcse_augmentations/run" in index and "unreadable" in index
     assert "results.json is unreadable" in capsys.readouterr().err
