@@ -86,7 +86,7 @@ def findings(record: dict, shown: int = 3) -> str:
         for name, line in compared:
             if line.get("significant"):
                 low, high = line["family_low"], line["family_high"]
-                steps_down = low <= 0 <= high  # Holm rejects where Bonferroni's interval does not
+                steps_down = family["correction"] == "holm" and low <= 0 <= high  # as the verdicts say (rows.py)
                 found.append(
                     f"{name} on {line['task']}: {signed_interval(line['difference'], low, high)}"
                     + (" (Holm's step-down rejects where this interval reaches zero)" if steps_down else "")

@@ -64,6 +64,8 @@ def test_a_holm_rejection_whose_family_interval_reaches_zero_says_so():
     assert findings({"metrics": {"suite": suite}}).endswith(
         "X − BASE on a: +1.0 [−0.1, +2.0] (Holm's step-down rejects where this interval reaches zero)"
     )
+    bh = family([line("a", "x", "base", 1.0, -0.1, 2.0, True)], correction="bh")
+    assert "Holm" not in findings({"metrics": {"suite": bh}})  # BH's interval is Benjamini-Yekutieli's, no step-down
 
 
 def test_beyond_the_shown_survivors_the_rest_are_counted():
