@@ -383,7 +383,14 @@ class StudyBase:
         without the items shared with the selection data (``kit.evaluation.rows.compare``), as the report shows
         them (``report_of``)."""
         labels = {row: self.row_label(row) for row in outputs}
-        compared = suite_rows.compare(outputs, self.comparisons(outputs), tasks, labels, keep=self.kept_items(tasks))
+        compared = suite_rows.compare(
+            outputs,
+            self.comparisons(outputs),
+            tasks,
+            labels,
+            keep=self.kept_items(tasks),
+            correction=self.p.correction,
+        )
         return self.report_of(compared, tasks, title)
 
     def report_of(self, compared, tasks: list[Task], title: str) -> suite_rows.SuiteReport:

@@ -16,6 +16,13 @@ at the family's level; its verdict follows the adjusted p-value. ``correction``:
 The adjustment itself is statsmodels' ``multipletests``; the intervals are the paired bootstrap's own
 replicates at the widened level (``kit.evaluation.bootstrap.percentile_interval``), and the smallest
 detectable difference is taken at the family's level too. ``correct`` does all of it for one family.
+
+A family's level lies deep in the replicates' tails: at 1 - 0.05/56 (study 1's English family), 2,000
+replicates put 0.9 of a replicate beyond each end, so the interval would be the extreme replicates and the
+p-value (a multiple of 2/B) too coarse for Holm's first step (0.05/56). So every comparison of a family of m
+draws ``family_resamples`` = m x the resamples a lone interval uses: each tail of its family interval holds
+as many replicates as a lone 95% interval's does (50 at 2,000), and p resolves alpha/m as finely as a lone
+p resolves alpha.
 """
 
 from __future__ import annotations
@@ -47,6 +54,15 @@ def adjusted_p(p_values: Sequence[float], correction: str, alpha: float = 0.05) 
     if valid.any():
         out[valid] = multipletests(p[valid], alpha=alpha, method=_METHODS[correction])[1]
     return out
+
+
+def family_resamples(resamples: int, size: int, correction: str) -> int:
+    """The resamples of each comparison in a family of ``size`` under ``correction``: ``resamples`` x size, so that
+    each tail of its interval at the family's level (at most alpha/size) holds as many replicates as a lone
+    interval's tail at ``resamples``; ``resamples`` itself under ``none`` or for a family of one."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+    return resamples if correction == "none" or size <= 1 else resamples * size
 
 
 def family_confidence(correction: str, confidence: float, m: int, significant: int) -> float:

@@ -31,7 +31,7 @@ from kit.evaluation.bootstrap import (
     format_p,
     paired_bootstrap,
 )
-from kit.evaluation.families import correct
+from kit.evaluation.families import correct, family_resamples
 from kit.evaluation.suite import Embed, score_task
 from kit.evaluation.task import Task
 
@@ -92,6 +92,7 @@ def compare(
     resamples: int = 2000,
     scale: float = 100.0,
     keep: Mapping[str, np.ndarray] | None = None,
+    correction: str = "holm",
 ) -> pd.DataFrame:
     """One line per (task, row, baseline) on the task's main metric x ``scale``: the row's score with its 95%
     interval and, for a (row, baseline) of ``pairs``, the paired difference row - baseline with its interval,
@@ -99,8 +100,12 @@ def compare(
     a baseline, a row compared with several gets a line each. ``rows`` maps a row to its runs (one per seed,
     in the same seed order for every row, so that rows pair by seed). ``keep``: per task name, the indices of
     the items to score (the others are left out); every item otherwise. Each task draws from its own seeded
-    stream (the seed and the task's name), as ``kit.evaluate`` does."""
+    stream (the seed and the task's name), as ``kit.evaluate`` does. A row's interval takes ``resamples``
+    replicates; a comparison takes ``family_resamples`` for the largest family it can join under ``correction``
+    (every pair on every task), so that its interval at the family's level is as deep in its replicates as a
+    lone interval."""
     labels, keep = labels or {}, keep or {}
+    deep = family_resamples(resamples, len(pairs) * len(tasks), correction)
     baselines: dict[str, list[str]] = {}
     for row, baseline in pairs:
         baselines.setdefault(row, []).append(baseline)
@@ -131,7 +136,7 @@ def compare(
                 if baseline is None:
                     out.append(line)
                     continue
-                c = paired_bootstrap(s, scores[baseline], stream, resamples).scaled(scale)
+                c = paired_bootstrap(s, scores[baseline], stream, deep).scaled(scale)
                 out.append(
                     {
                         **line,
@@ -355,7 +360,20 @@ class SuiteReport:
             "the row's seeds; each comparison (column `vs`): the paired difference (the same item draws for both "
             "rows; each draw resamples the seeds too, seed by seed when both rows have the same seeds) with its "
             "interval and its p-value from the same replicates (twice the share of replicates beyond zero), so "
-            f"the two never disagree.{family} Checkpoints were selected on {self.selected_on}.{shared}{smallest}"
+            f"the two never disagree.{self._depth(lines)}{family} Checkpoints were selected on {self.selected_on}."
+            f"{shared}{smallest}"
+        )
+
+    def _depth(self, lines: pd.DataFrame) -> str:
+        """How many replicates the comparisons rest on (``compare``: a lone interval's resamples x the family)."""
+        if not len(lines) or "resamples" not in lines:
+            return ""
+        out = f" Each comparison rests on {int(lines.resamples.max()):,} replicates"
+        if self.correction == "none":
+            return out + "."
+        return (
+            out + ", a lone interval's resamples times the largest family it can join, so that the tails of its "
+            "interval at the family's level hold as many replicates as a lone 95% interval's."
         )
 
     def power(self) -> str:

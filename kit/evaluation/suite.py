@@ -29,7 +29,7 @@ from kit.evaluation.bootstrap import (
     paired_bootstrap,
 )
 from kit.evaluation.embeddings import Embedder
-from kit.evaluation.families import Adjusted, correct
+from kit.evaluation.families import Adjusted, correct, family_resamples
 from kit.evaluation.task import Task
 
 
@@ -179,7 +179,8 @@ class SuiteResult:
             "interval": "percentile bootstrap over the task's items (and seeds); differences paired: the same "
             "item draws for both models; p: the share of paired replicates beyond zero, two-sided (the same "
             "resampling as the interval); family: every comparison on every task's main metric, corrected by "
-            f"{self.correction}, with intervals and detectable differences at the family's level; detectable: "
+            f"{self.correction}, with intervals and detectable differences at the family's level, each from "
+            "resamples x the family's size in replicates (resamples of the comparison: its own); detectable: "
             "(z_(1-alpha/2) + z_0.8) x the bootstrap standard error of the difference",
             "seconds": round(self.seconds, 2),
             "tasks": tasks,
@@ -200,6 +201,7 @@ def _comparison(c: Comparison) -> dict:
         "se": c.se,
         "detectable": c.detectable,
         "seeds": list(c.seeds),
+        "resamples": c.resamples,
     }
 
 
@@ -220,10 +222,12 @@ def evaluate(
 ) -> SuiteResult:
     """Score every model on every task and compare every model after the first with the first, and each of
     ``pairs`` (``comparison_pairs``); the comparisons on the tasks' main metrics are one family, corrected by
-    ``correction`` (``kit.evaluation.families``). ``progress`` receives one line per (model, task) with its
+    ``correction`` (``kit.evaluation.families``), each from ``family_resamples`` replicates (the others, and
+    every score's interval, from ``resamples``). ``progress`` receives one line per (model, task) with its
     time, and one per task for its intervals."""
     compared = comparison_pairs(list(models), pairs)
     say = progress or (lambda line: None)
+    deep = family_resamples(resamples, len(compared) * len(tasks), correction)
     started = time.perf_counter()
     results = [TaskResult(task) for task in tasks]
     for name, model in models.items():
@@ -244,14 +248,15 @@ def evaluate(
     for result in results:
         t = time.perf_counter()
         stream = task_seed(seed, result.task)
-        scores = result.scores
+        scores, main = result.scores, result.task.main_metric
         for name, metrics in scores.items():
             result.estimates[name] = {
                 m: bootstrap_interval(s, stream, resamples, confidence) for m, s in metrics.items()
             }
         for a, b in compared:
             result.comparisons[(a, b)] = {
-                m: paired_bootstrap(s, scores[b][m], stream, resamples, confidence) for m, s in scores[a].items()
+                m: paired_bootstrap(s, scores[b][m], stream, deep if m == main else resamples, confidence)
+                for m, s in scores[a].items()
             }
         result.interval_seconds = time.perf_counter() - t
         say(f"intervals · {result.task.name}: {result.interval_seconds:.1f}s")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+from kit.evaluation.families import family_resamples
 from kit.evaluation.suite import SuiteResult
 
 NUMERIC = ("items", "score", "difference", "family interval", "p", "detectable")
@@ -103,11 +104,20 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     """The report page: the suite table, every metric, the models and the task declarations. Plain HTML,
     no scripts, links relative to the page (evaluation.json beside it)."""
     conf = f"{result.confidence:.0%}"
+    family = len(result.pairs) * len(result.tasks)
+    deep = family_resamples(result.resamples, family, result.correction)
     method = (
         f"Scores x100 with {conf} percentile bootstrap intervals ({result.resamples:,} resamples of the task's "
         f"items, seed {result.seed}). Every model after the first is compared with the first, "
         f"{html.escape(result.baseline)}, and each pair asked for with --compare: the paired difference (both "
-        f"models scored on the same item draws) with its {conf} interval and its p-value from the same replicates. "
+        f"models scored on the same item draws) with its {conf} interval and its p-value from the same replicates"
+        + (
+            f" ({deep:,} on the main metric: the resamples x the {family} comparisons of the family, so that each "
+            "tail of a family interval holds as many replicates as a lone interval's)"
+            if deep > result.resamples
+            else ""
+        )
+        + ". "
         + html.escape(legend(result))
     )
     models = "".join(

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kit.evaluation.bootstrap import ItemScores, Spearman, paired_bootstrap, percentile_interval
-from kit.evaluation.families import adjusted_p, correct, family_confidence
+from kit.evaluation.families import adjusted_p, correct, family_confidence, family_resamples
 
 P = [0.01, 0.04, 0.03, 0.005]
 
@@ -64,6 +64,13 @@ def test_family_intervals_are_the_replicates_at_the_widened_level_and_a_model_ag
         [c.p_value for c in comparisons], [c.replicates for c in comparisons], [c.se for c in comparisons], "none"
     )
     assert [(a.low, a.high) for a in alone] == [(c.low, c.high) for c in comparisons]
+
+
+def test_a_family_of_m_draws_m_times_the_resamples_of_a_lone_interval_unless_uncorrected():
+    assert family_resamples(2000, 56, "holm") == family_resamples(2000, 56, "bh") == 112_000
+    assert family_resamples(2000, 56, "none") == family_resamples(2000, 1, "holm") == 2000
+    with pytest.raises(ValueError, match="correction must be one of"):
+        family_resamples(2000, 3, "bonferroni")
 
 
 @pytest.fixture(scope="module")

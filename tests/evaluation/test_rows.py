@@ -36,6 +36,17 @@ def compared():
     return rows.SuiteReport(lines, [BIOSSES_ALL], "a study", "RQE validation").compared
 
 
+def test_each_tail_of_a_family_interval_holds_as_many_replicates_as_a_lone_95_percent_intervals(compared):
+    """3 comparisons on 1 task under Holm: each draws 3 x 400 replicates, so 10 lie beyond each end of its interval
+    at 1 - 0.05/3 (0.05/6 of 1,200), as beyond a lone 95% interval's at 400; at 400 replicates 3 would."""
+    lines = rows.compared_lines(compared)
+    assert set(lines.resamples) == {1200}
+    for line in lines[lines.detectable > 0].itertuples():
+        assert (line.replicates < line.family_low).sum() >= 9 and (line.replicates > line.family_high).sum() >= 9
+    alone = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, correction="none")
+    assert set(rows.compared_lines(alone).resamples) == {400}
+
+
 def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
     encoder = Encoder.from_pretrained("tiny-random-bert")
     outputs = rows.score_run(lambda texts: encoder.encode(texts, show_progress=False), [BIOSSES_TEST])

@@ -70,6 +70,10 @@ def test_the_suite_compares_every_model_with_the_first(tmp_path):
     assert set(r.estimates) == {"a", "b", "c"} and set(r.comparisons) == {("b", "a"), ("c", "a")}
     assert r.comparisons[("b", "a")]["ap"].p_value == 1.0 and r.estimates["c"]["ap"].seeds == 2
     assert r.adjusted[("b", "a")].size == 2 and not r.adjusted[("b", "a")].significant
+    # the family's main-metric comparisons draw resamples x its 2 comparisons; the other metrics, the resamples
+    assert {m: c.resamples for m, c in r.comparisons[("c", "a")].items()} == {
+        m: 400 if m == task.main_metric else 200 for m in r.comparisons[("c", "a")]
+    }
     assert [line.split(":")[0] for line in lines] == [
         "a · rqe-test",
         "b · rqe-test",
@@ -79,7 +83,7 @@ def test_the_suite_compares_every_model_with_the_first(tmp_path):
     rows = result.rows()
     assert [row["model"] for row in rows] == ["a", "b", "c"] and rows[1]["vs"] == "a" and rows[0]["vs"] == ""
     [b] = [c for c in result.to_dict()["tasks"]["rqe-test"]["comparisons"] if c["model"] == "b"]
-    assert b["ap"]["difference"] == 0.0 and b["family"]["p"] == 1.0
+    assert b["ap"]["difference"] == 0.0 and b["family"]["p"] == 1.0 and b["ap"]["resamples"] == 400
 
 
 def test_pairs_asked_for_are_compared_besides_the_first_model_and_bad_pairs_are_refused():
