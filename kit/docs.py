@@ -132,9 +132,24 @@ def markdown_table(rows: Sequence[dict]) -> str:
 
 def provenance(record: dict, substitute: bool = True) -> str:
     """One line: when, which commit, on what, how long (the trainings, summed, and the notebook), which seeds and
-    model (and what it stands in for, with ``substitute``)."""
+    model (and what it stands in for, with ``substitute``), and how many resamples its comparisons drew."""
     p = record["parameters"]
     seeds = p.get("seeds")
+    drawn = sorted(
+        {
+            int(line["resamples"])
+            for family in record.get("metrics", {}).values()
+            if isinstance(family, dict) and "correction" in family
+            for line in family.get("lines", [])
+            if line.get("baseline") and line.get("resamples")
+        }
+    )
+    resamples = (
+        f"; each comparison drawn {drawn[0]:,} times"
+        if len(drawn) == 1
+        else f"; comparisons drawn {drawn[0]:,} "
+        f"to {drawn[-1]:,} times (each family's comparisons as often as its size asks, `family_resamples`)"
+    )
     stands_in = f" (standing in for {record['substitute_for']})" if substitute and record.get("substitute_for") else ""
     trainings = record.get("compute_seconds")
     return (
@@ -142,6 +157,7 @@ def provenance(record: dict, substitute: bool = True) -> str:
         + (f"{duration(trainings)} of training (summed over its runs) and " if trainings else "")
         + f"{duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
         + (f"; seeds {seeds}" if seeds is not None else "")
+        + (resamples if drawn else "")
         + f"; torch {record['versions'].get('torch', '?')}."
     )
 

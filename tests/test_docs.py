@@ -38,6 +38,16 @@ def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
     assert docs.with_block(docs.EVALUATION_PAGE, docs.suite_block(snapshots), docs.EVALUATION_MARKERS) != page
 
 
+def test_a_snapshots_provenance_says_how_often_its_comparisons_were_drawn():
+    """From the comparison lines themselves, so that a page mixing reports from before and after
+    ``family_resamples`` says which is which."""
+    record = json.loads((docs.SNAPSHOTS / "medse_entity_definitions" / "raw.json").read_text(encoding="utf-8"))
+    lines = [line for line in record["metrics"]["suite"]["lines"] if line.get("baseline")]
+    assert f"each comparison drawn {int(lines[0]['resamples']):,} times" in docs.provenance(record)
+    lines[0]["resamples"] = 10 * max(line["resamples"] for line in lines)
+    assert f"to {int(lines[0]['resamples']):,} times" in docs.provenance(record)
+
+
 def test_the_readme_is_a_front_door():
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= README_LINES
