@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
-from kit.evaluation.bootstrap import format_p
+from kit.evaluation.families import format_adjusted
 from kit.paths import PROJECT_ROOT
 from kit.report.index import findings, headline_comparisons
 from kit.report.tables import duration, signed_interval
@@ -144,12 +144,14 @@ def provenance(record: dict, substitute: bool = True) -> str:
             if line.get("baseline") and line.get("resamples")
         }
     )
-    resamples = (
-        f"; each comparison drawn {drawn[0]:,} times"
-        if len(drawn) == 1
-        else f"; comparisons drawn {drawn[0]:,} "
-        f"to {drawn[-1]:,} times (each family's comparisons as often as its size asks, `family_resamples`)"
-    )
+    resamples = ""
+    if drawn:
+        resamples = (
+            f"; each comparison drawn {drawn[0]:,} times"
+            if len(drawn) == 1
+            else f"; comparisons drawn {drawn[0]:,} to {drawn[-1]:,} times (each family's comparisons as often as "
+            "its size asks, `family_resamples`)"
+        )
     stands_in = f" (standing in for {record['substitute_for']})" if substitute and record.get("substitute_for") else ""
     trainings = record.get("compute_seconds")
     return (
@@ -157,7 +159,7 @@ def provenance(record: dict, substitute: bool = True) -> str:
         + (f"{duration(trainings)} of training (summed over its runs) and " if trainings else "")
         + f"{duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
         + (f"; seeds {seeds}" if seeds is not None else "")
-        + (resamples if drawn else "")
+        + resamples
         + f"; torch {record['versions'].get('torch', '?')}."
     )
 
@@ -290,7 +292,9 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
             "task": f"`{line['task']}` ({line['items']} items)",
             "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
             "family interval": signed_interval(line["difference"], line["family_low"], line["family_high"]),
-            f"p ({suite['correction']})": format_p(line["p_adjusted"], line["resamples"]),
+            f"p ({suite['correction']})": format_adjusted(
+                line["p_adjusted"], line["resamples"], line.get("family_size") or 1
+            ),
             "significant": "**yes**" if line.get("significant") else "no",
         }
         for name, line in headline_comparisons(suite)

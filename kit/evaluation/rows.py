@@ -31,7 +31,7 @@ from kit.evaluation.bootstrap import (
     format_p,
     paired_bootstrap,
 )
-from kit.evaluation.families import correct, family_resamples
+from kit.evaluation.families import correct, family_resamples, format_adjusted
 from kit.evaluation.suite import Embed, score_task
 from kit.evaluation.task import Task
 
@@ -197,7 +197,9 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
             row["family interval"] = (
                 _interval(line.difference, line.family_low, line.family_high, digits) if has_baseline else ""
             )
-            row[f"p ({correction})"] = (_p(line.p_adjusted, line.resamples) if has_baseline else "") + mark
+            row[f"p ({correction})"] = (
+                format_adjusted(line.p_adjusted, line.resamples, line.family_size) if has_baseline else ""
+            ) + mark
         else:
             row["p"] += mark
         row["detectable"] = f"{line.family_detectable:.{digits}f}" if has_baseline else ""
@@ -220,7 +222,7 @@ def verdicts(compared: pd.DataFrame, task: str, digits: int = 1, correction: str
         alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
         family = ""
         if correction != "none" and line.family_size > 1:
-            q = _p(line.p_adjusted, line.resamples)
+            q = format_adjusted(line.p_adjusted, line.resamples, line.family_size)
             family = (
                 f"; {CORRECTION_NAMES[correction]} over the {line.family_size:.0f} comparisons of its family: "
                 f"p {q if q.startswith('<') else '= ' + q}, {100 * line.family_confidence:.4g}% interval "
@@ -372,8 +374,9 @@ class SuiteReport:
         if self.correction == "none":
             return out + "."
         return (
-            out + ", a lone interval's resamples times the largest family it can join, so that the tails of its "
-            "interval at the family's level hold as many replicates as a lone 95% interval's."
+            out + ", a lone interval's resamples times the number of comparisons the report makes (at least its "
+            "family's size; at most 100), so that the tails of its interval at the family's level hold as many "
+            "replicates as a lone 95% interval's."
         )
 
     def power(self) -> str:

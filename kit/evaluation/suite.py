@@ -29,7 +29,7 @@ from kit.evaluation.bootstrap import (
     paired_bootstrap,
 )
 from kit.evaluation.embeddings import Embedder
-from kit.evaluation.families import Adjusted, correct, family_resamples
+from kit.evaluation.families import Adjusted, correct, family_resamples, format_adjusted
 from kit.evaluation.task import Task
 
 
@@ -141,7 +141,7 @@ class SuiteResult:
             row["family interval"] = (
                 f"{Difference(c.estimate, a.low * scale, a.high * scale, c.difference.n):.{digits}f}"
             )
-            row[f"p ({self.correction})"] = format_p(a.p, c.resamples) + mark
+            row[f"p ({self.correction})"] = format_adjusted(a.p, c.resamples, a.size) + mark
         row["detectable"] = f"{a.detectable * scale:.{digits}f}"
         return row
 
@@ -179,8 +179,13 @@ class SuiteResult:
             "interval": "percentile bootstrap over the task's items (and seeds); differences paired: the same "
             "item draws for both models; p: the share of paired replicates beyond zero, two-sided (the same "
             "resampling as the interval); family: every comparison on every task's main metric, corrected by "
-            f"{self.correction}, with intervals and detectable differences at the family's level, each from "
-            "resamples x the family's size in replicates (resamples of the comparison: its own); detectable: "
+            f"{self.correction}, with intervals and detectable differences at the family's level"
+            + (
+                ", each from resamples x the family's size (at most 100) in replicates (the comparison's resamples)"
+                if family_resamples(self.resamples, len(self.pairs) * len(self.tasks), self.correction) > self.resamples
+                else ""
+            )
+            + "; detectable: "
             "(z_(1-alpha/2) + z_0.8) x the bootstrap standard error of the difference",
             "seconds": round(self.seconds, 2),
             "tasks": tasks,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
-from kit.evaluation.bootstrap import format_p
+from kit.evaluation.families import format_adjusted
 from kit.report.index import RUN_FILE_MARK
 from kit.report.tables import duration, signed_interval
 
@@ -99,7 +99,8 @@ def scores_table(record: dict, row: str) -> str:
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])
             difference = signed_interval(line["difference"], line["family_low"], line["family_high"], 2)
-            p = format_p(line["p_adjusted"], line["resamples"]) + (" *" if line.get("significant") else "")
+            p = format_adjusted(line["p_adjusted"], line["resamples"], line.get("family_size") or 1)
+            p += " *" if line.get("significant") else ""
         out.append(
             f"| `{line['task']}` | {line['metric']} | {line['items']} | {score} | {versus} | {difference} | {p} |"
         )

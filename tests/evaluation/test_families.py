@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kit.evaluation.bootstrap import ItemScores, Spearman, paired_bootstrap, percentile_interval
-from kit.evaluation.families import adjusted_p, correct, family_confidence, family_resamples
+from kit.evaluation.families import adjusted_p, correct, family_confidence, family_resamples, format_adjusted
 
 P = [0.01, 0.04, 0.03, 0.005]
 
@@ -69,8 +69,23 @@ def test_family_intervals_are_the_replicates_at_the_widened_level_and_a_model_ag
 def test_a_family_of_m_draws_m_times_the_resamples_of_a_lone_interval_unless_uncorrected():
     assert family_resamples(2000, 56, "holm") == family_resamples(2000, 56, "bh") == 112_000
     assert family_resamples(2000, 56, "none") == family_resamples(2000, 1, "holm") == 2000
+    assert family_resamples(2000, 300, "holm") == 200_000  # as deep as a family of 100 at most
     with pytest.raises(ValueError, match="correction must be one of"):
         family_resamples(2000, 3, "bonferroni")
+
+
+def test_a_p_value_of_exactly_alpha_over_m_is_not_significant_after_holm_despite_float_rounding():
+    """56 x (100 / 112,000) is 0.049999999999999996 in floats: the comparison's Bonferroni interval reaches zero,
+    and its adjusted p is alpha, not below it."""
+    p = [100 / 112_000] + [1.0] * 55
+    replicates = [np.linspace(-1, 1, 11)] * 56
+    [first, *_] = correct(p, replicates, [0.1] * 56, "holm")
+    assert first.p == pytest.approx(0.05) and not first.significant
+
+
+def test_an_adjusted_p_is_written_with_the_familys_floor():
+    """No replicate beyond zero: p < 2 / 112,000, so its Holm p over 56 comparisons is only known below 0.001."""
+    assert format_adjusted(0.0, 112_000, 56) == "< 0.001" and format_adjusted(0.0, 112_000, 1) == "< 2e-05"
 
 
 @pytest.fixture(scope="module")

@@ -37,8 +37,9 @@ def compared():
 
 
 def test_each_tail_of_a_family_interval_holds_as_many_replicates_as_a_lone_95_percent_intervals(compared):
-    """3 comparisons on 1 task under Holm: each draws 3 x 400 replicates, so 10 lie beyond each end of its interval
-    at 1 - 0.05/3 (0.05/6 of 1,200), as beyond a lone 95% interval's at 400; at 400 replicates 3 would."""
+    """3 comparisons on 1 task under Holm: each draws 3 x 400 replicates, so 10 lie at or beyond each end of its
+    interval at 1 - 0.05/3 (0.05/6 of 1,200; 9 strictly beyond), as at or beyond a lone 95% interval's at 400; at
+    400 replicates 3 would lie strictly beyond."""
     lines = rows.compared_lines(compared)
     assert set(lines.resamples) == {1200}
     for line in lines[lines.detectable > 0].itertuples():
