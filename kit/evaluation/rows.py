@@ -367,16 +367,22 @@ class SuiteReport:
         )
 
     def _depth(self, lines: pd.DataFrame) -> str:
-        """How many replicates the comparisons rest on (``compare``: a lone interval's resamples x the family)."""
+        """How many replicates the comparisons rest on, and how many lie at or beyond each end of the shallowest
+        interval at its family's level (``compare`` draws enough for 50 at 2,000 resamples); below 10 it says
+        that the interval's ends are only a few extreme replicates."""
         if not len(lines) or "resamples" not in lines:
             return ""
-        out = f" Each comparison rests on {int(lines.resamples.max()):,} replicates"
+        drawn = lines.resamples.astype(float)
+        tail = int(np.floor((drawn * (1 - lines.family_confidence.astype(float)) / 2).min() + 1e-9))
+        out = f" Each comparison rests on {int(drawn.max()):,} replicates"
         if self.correction == "none":
             return out + "."
-        return (
-            out + ", a lone interval's resamples times the number of comparisons the report makes (at least its "
-            "family's size; at most 100), so that the tails of its interval at the family's level hold as many "
-            "replicates as a lone 95% interval's."
+        out += " (a lone interval's resamples times the comparisons the report makes, 100 at most), and "
+        out += f"{tail:,} or more lie at or beyond each end of every interval at its family's level"
+        return out + (
+            ": too few for those ends to be more than the most extreme replicates; draw more resamples."
+            if tail < 10
+            else "."
         )
 
     def power(self) -> str:

@@ -44,8 +44,12 @@ def test_each_tail_of_a_family_interval_holds_as_many_replicates_as_a_lone_95_pe
     assert set(lines.resamples) == {1200}
     for line in lines[lines.detectable > 0].itertuples():
         assert (line.replicates < line.family_low).sum() >= 9 and (line.replicates > line.family_high).sum() >= 9
+    report = rows.SuiteReport(rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400), [BIOSSES_ALL], "s", "x")
+    assert "rests on 1,200 replicates" in report.about() and "10 or more lie at or beyond each end" in report.about()
     alone = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, correction="none")
     assert set(rows.compared_lines(alone).resamples) == {400}
+    shallow = rows.SuiteReport(alone, [BIOSSES_ALL], "s", "x").about()  # drawn for no correction, read under Holm
+    assert "3 or more lie at or beyond each end" in shallow and "draw more resamples" in shallow
 
 
 def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
