@@ -387,8 +387,11 @@ class SuiteReport:
 
     def power(self) -> str:
         """The smallest difference the comparisons of each task detect (80% power at their family's level,
-        median over the rows), and whether the paper's claimed effect is one this design can detect."""
-        per_task = compared_lines(self.compared).groupby("task", sort=False).family_detectable.median()
+        median over the rows whose outputs differ from their baseline's), and whether the paper's claimed effect is
+        one this design can detect."""
+        lines = compared_lines(self.compared)
+        lines = lines[lines.family_detectable > 0]  # a row with its baseline's outputs detects nothing to compare
+        per_task = lines.groupby("task", sort=False).family_detectable.median()
         out = (
             " Smallest difference the comparisons detect (80% power at their family's level; median over the rows): "
             + ", ".join(f"`{task}` {d:.1f}" for task, d in per_task.items())

@@ -32,7 +32,7 @@ def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES") -> plt.
     for col in ("spearman_dev", "spearman_all"):
         h[col] = h[col] * 100
     panels = [
-        ("spearman_dev", f"{eval_name} dev Spearman (selection)"),
+        ("spearman_dev", f"{eval_name} dev Spearman"),
         ("spearman_all", f"{eval_name} all-pairs Spearman"),
         ("loss", "training loss (since last eval)"),
         ("cosines", "mean cosine in batch"),

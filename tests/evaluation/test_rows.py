@@ -52,6 +52,15 @@ def test_each_tail_of_a_family_interval_holds_as_many_replicates_as_a_lone_95_pe
     assert "3 or more lie at or beyond each end" in shallow and "draw more resamples" in shallow
 
 
+def test_the_power_median_leaves_out_a_row_with_its_baselines_outputs(compared):
+    """``same`` has ``good``'s outputs, so it detects nothing (0.0); the median is over the two other comparisons."""
+    report = rows.SuiteReport(rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400), [BIOSSES_ALL], "s", "x")
+    lines = rows.compared_lines(report.compared)
+    assert (lines.family_detectable == 0).sum() == 1
+    expected = lines[lines.family_detectable > 0].family_detectable.median()
+    assert f"`biosses-all` {expected:.1f} points" in report.power()
+
+
 def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
     encoder = Encoder.from_pretrained("tiny-random-bert")
     outputs = rows.score_run(lambda texts: encoder.encode(texts, show_progress=False), [BIOSSES_TEST])

@@ -72,9 +72,10 @@ def _describe_en(study: Study) -> str:
         f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
         f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
         f"{p.iw_phi}.\n\n"
-        f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best BIOSSES "
-        f"*dev* Spearman (16 pairs; step 0 excluded); test and all-pairs numbers are read at that checkpoint and "
-        f"never used for selection. With 16 dev pairs this selection is itself noisy."
+        f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best score on "
+        f"{study.selected_on()} (step 0 excluded); every other number is read at that checkpoint and never used "
+        "for selection."
+        + (" With 16 dev pairs this selection is itself noisy." if p.language == "en" and "dev" in p.select_on else "")
     )
 
 
@@ -106,7 +107,8 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
     best = study.best_trained_method(results)
     lines.append(
         f"- Best trained row on the selection data ({', '.join(study.p.select_on)}): **{best}** "
-        f"(dev {means.loc[best, 'spearman_dev']:.2f}, "
+        f"(selection score x100 {100 * results.loc[results.method == best, 'selection'].mean():.2f}; cosine view: "
+        f"dev {means.loc[best, 'spearman_dev']:.2f}, "
         f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
     )
     if iw_effect is not None:
