@@ -24,7 +24,7 @@ from kit.core.cli import Parser
 from kit.core.files import write_text_atomic
 from kit.evaluation.families import format_adjusted
 from kit.paths import PROJECT_ROOT
-from kit.report.index import findings, headline_comparisons
+from kit.report.index import corrected_families, findings, headline_comparisons
 from kit.report.tables import duration, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
@@ -138,8 +138,7 @@ def provenance(record: dict, substitute: bool = True) -> str:
     drawn = sorted(
         {
             int(line["resamples"])
-            for family in record.get("metrics", {}).values()
-            if isinstance(family, dict) and "correction" in family
+            for family in corrected_families(record)
             for line in family.get("lines", [])
             if line.get("baseline") and line.get("resamples")
         }

@@ -103,6 +103,12 @@ class SuiteResult:
     def baseline(self) -> str:
         return self.models[0]
 
+    @property
+    def comparison_resamples(self) -> int:
+        """The resamples of each comparison on a main metric (``family_resamples`` of the family); ``evaluate``
+        draws them."""
+        return family_resamples(self.resamples, len(self.pairs) * len(self.tasks), self.correction)
+
     def rows(self, scale: float = 100.0, digits: int = 2) -> list[dict]:
         """One row per (task, model) on the task's main metric, x``scale``, with its score and interval; a
         model compared with others gets a row per comparison: the difference with its interval, the p-value,
@@ -182,7 +188,7 @@ class SuiteResult:
             f"{self.correction}, with intervals and detectable differences at the family's level"
             + (
                 ", each from resamples x the family's size (at most 100) in replicates (the comparison's resamples)"
-                if family_resamples(self.resamples, len(self.pairs) * len(self.tasks), self.correction) > self.resamples
+                if self.comparison_resamples > self.resamples
                 else ""
             )
             + "; detectable: "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 
-from kit.evaluation.families import family_resamples
 from kit.evaluation.suite import SuiteResult
 
 NUMERIC = ("items", "score", "difference", "family interval", "p", "detectable")
@@ -104,8 +103,7 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     """The report page: the suite table, every metric, the models and the task declarations. Plain HTML,
     no scripts, links relative to the page (evaluation.json beside it)."""
     conf = f"{result.confidence:.0%}"
-    family = len(result.pairs) * len(result.tasks)
-    deep = family_resamples(result.resamples, family, result.correction)
+    family, deep = len(result.pairs) * len(result.tasks), result.comparison_resamples
     method = (
         f"Scores x100 with {conf} percentile bootstrap intervals ({result.resamples:,} resamples of the task's "
         f"items, seed {result.seed}). Every model after the first is compared with the first, "

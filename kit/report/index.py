@@ -69,12 +69,17 @@ def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
     ]
 
 
+def corrected_families(record: dict) -> list[dict]:
+    """Every corrected family among a record's metrics (a ``SuiteReport.record()``: the suite's, QFCL's ROUGE)."""
+    return [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
+
+
 def findings(record: dict, shown: int = 3) -> str:
     """What a run's ``record`` finds significant: of every corrected family among its metrics (the suite's, and
     any other of its shape, such as QFCL's ROUGE family), the comparisons on its headline tasks that survive the
     family's correction, as ``A − B on task: difference [family interval]`` (the first ``shown``, then how many
     more); or how many were made and that none survives; empty when no headline task has a comparison."""
-    families = [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
+    families = corrected_families(record)
     found, made, corrections, counted = [], 0, set(), 0
     for family in families:
         compared = headline_comparisons(family)
