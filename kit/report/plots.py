@@ -25,10 +25,27 @@ def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
 
 
-def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES") -> plt.Figure:
-    """Per method over steps: dev and all-pairs Spearman, training loss, positive/negative cosine
-    (mean line, band = ±1 std over seeds)."""
-    h = histories.copy()
+def row_styles(names) -> dict[str, dict]:
+    """A look per row: tab10's colours in turn, and after each ten rows the next dash pattern and marker, so
+    that 15 rows stay apart (tab20's light/dark pairs do not). Figures given the same ``order`` (every row of
+    the report, in table order) draw each row alike, whichever rows each of them shows."""
+    colors = sns.color_palette("tab10")
+    dashes, markers = ["", (4, 2), (1, 1.5), (6, 2, 1, 2)], ["o", "s", "^", "D"]
+    return {
+        name: {"color": colors[i % 10], "dashes": dashes[i // 10 % 4], "marker": markers[i // 10 % 4]}
+        for i, name in enumerate(dict.fromkeys(names))
+    }
+
+
+def _named(frame: pd.DataFrame) -> pd.Series:
+    """A row's display name: its ``label`` where the frame has one, else its ``method`` key."""
+    return frame["label"] if "label" in frame else frame["method"]
+
+
+def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES", order: list[str] | None = None) -> plt.Figure:
+    """Per row over steps: the selection score and all-pairs Spearman, training loss, positive/negative cosine
+    (mean line, band = ±1 std over seeds); one legend for all panels, below them, so no curve is hidden."""
+    h = histories.assign(row=_named(histories))
     for col in ("spearman_dev", "spearman_all"):
         h[col] = h[col] * 100
     panels = [
@@ -37,52 +54,72 @@ def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES") -> plt.
         ("loss", "training loss (since last eval)"),
         ("cosines", "mean cosine in batch"),
     ]
+    styles = {name: style for name, style in row_styles([*(order or []), *h.row]).items() if name in set(h.row)}
+    palette = {name: style["color"] for name, style in styles.items()}
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
     for ax, (col, title) in zip(axes, panels):
         if col == "cosines":
-            long = h.dropna(subset=["pos_cos"]).melt(
-                ["method", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine"
-            )
-            sns.lineplot(long, x="step", y="cosine", hue="method", style="pair", errorbar="sd", ax=ax, legend=False)
+            long = h.dropna(subset=["pos_cos"]).melt(["row", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine")
+            sns.lineplot(long, x="step", y="cosine", hue="row", palette=palette, style="pair", errorbar="sd", ax=ax)
         else:
             sns.lineplot(
                 h.dropna(subset=[col]),
                 x="step",
                 y=col,
-                hue="method",
+                hue="row",
+                palette=palette,
+                style="row",
+                dashes={name: style["dashes"] for name, style in styles.items()},
                 errorbar="sd",
                 ax=ax,
-                legend=col == "spearman_dev",
             )
+        ax.get_legend().remove()
         ax.set_title(title)
         ax.set_ylabel("")
     axes[3].set_title("mean cosine in batch (solid: positive, dashed: negative)")
-    axes[0].legend(fontsize=7, loc="lower left")
+    handles = [
+        plt.Line2D([], [], color=style["color"], dashes=style["dashes"] or (None, None), label=name)
+        for name, style in styles.items()
+    ]
     fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(5, len(handles)), fontsize=10)
     return fig
 
 
 def alignment_uniformity(
-    results: pd.DataFrame, histories: pd.DataFrame | None = None, eval_name: str = "BIOSSES"
+    results: pd.DataFrame,
+    histories: pd.DataFrame | None = None,
+    eval_name: str = "BIOSSES",
+    order: list[str] | None = None,
 ) -> plt.Figure:
-    """Wang and Isola's plane: one point per method (mean over seeds, Spearman in the label),
-    with the first seed's trajectory over training. Lower is better on both axes."""
+    """Wang and Isola's plane: one point per row (mean over seeds, Spearman in the label), with the first
+    seed's trajectory over training. Lower is better on both axes. A row whose point is another's (an
+    ablation that changed nothing) says so in the legend instead of hiding under it."""
     fig, ax = plt.subplots(figsize=(7.5, 6))
-    means = results.groupby("method", sort=False)[["alignment", "uniformity", "spearman_all"]].mean()
-    colors = dict(zip(means.index, sns.color_palette("tab20", len(means))))
+    means = (
+        results.assign(row=_named(results))
+        .groupby("row", sort=False)[["alignment", "uniformity", "spearman_all"]]
+        .mean()
+    )
+    styles = row_styles([*(order or []), *means.index])
     if histories is not None and len(histories):
         first = histories[histories.seed == histories.seed.min()]
-        for name, grp in first.groupby("method", sort=False):
-            ax.plot(grp.uniformity, grp.alignment, "-", color=colors.get(name), alpha=0.4, lw=1)
+        for name, grp in first.assign(row=_named(first)).groupby("row", sort=False):
+            ax.plot(grp.uniformity, grp.alignment, "-", color=styles.get(name, {}).get("color"), alpha=0.4, lw=1)
+    placed: dict[tuple[float, float], str] = {}
     for name, row in means.iterrows():
+        point = (row.uniformity, row.alignment)  # exactly: a no-op ablation repeats its twin to the last digit
+        twin = placed.setdefault(point, name)
         ax.scatter(
             row.uniformity,
             row.alignment,
-            s=60,
-            color=colors[name],
-            label=f"{name} ({row.spearman_all * 100:.1f})",
-            edgecolor="black",
-            zorder=3,
+            s=60 if twin == name else 160,
+            marker=styles[name]["marker"],
+            color=styles[name]["color"] if twin == name else "none",
+            label=f"{name} ({row.spearman_all * 100:.1f})" + (f", same point as {twin}" if twin != name else ""),
+            edgecolor=styles[name]["color"] if twin != name else "black",
+            linewidths=2 if twin != name else 1,
+            zorder=3 if twin == name else 2,
         )
     ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
     ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
@@ -93,15 +130,22 @@ def alignment_uniformity(
 
 
 def fewshot_curve(
-    fewshot: pd.DataFrame, metric: str = "spearman_all", reference: float | None = None, eval_name: str = "BIOSSES"
+    fewshot: pd.DataFrame,
+    metric: str = "spearman_all",
+    reference: float | None = None,
+    eval_name: str = "BIOSSES",
+    order: list[str] | None = None,
 ) -> plt.Figure:
-    """Spearman vs share of the unlabeled corpus (log x), one line per method; ``reference``
+    """Spearman vs share of the unlabeled corpus (log x), one line per row; ``reference``
     (the starting model's score) is drawn as a dashed line."""
     from matplotlib.ticker import FuncFormatter
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    d = fewshot.assign(score=fewshot[metric] * 100)
-    sns.lineplot(d, x="percent", y="score", hue="method", marker="o", errorbar="sd", ax=ax)
+    d = fewshot.assign(score=fewshot[metric] * 100, row=_named(fewshot))
+    palette = {
+        name: style["color"] for name, style in row_styles([*(order or []), *d.row]).items() if name in set(d.row)
+    }
+    sns.lineplot(d, x="percent", y="score", hue="row", palette=palette, marker="o", errorbar="sd", ax=ax)
     if reference is not None:
         ax.axhline(reference * 100, ls="--", color="grey", label="starting model")
         ax.legend()

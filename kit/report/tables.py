@@ -67,18 +67,21 @@ def dataframe_html(df: pd.DataFrame) -> str:
     """pandas' own HTML for ``df`` with a rule that left-aligns its row labels and its text columns
     (a column with any cell that is not a number, "mean ± std" or an interval); JupyterLab's style,
     which the reports use, right-aligns every cell, which makes sentences hard to read. Row labels
-    are written on every row (``sparsify=False``) so each row has the same cells for the rule."""
+    are written on every row (``sparsify=False``) so each row has the same cells for the rule; a
+    default 0, 1, ... index says nothing and is left out."""
     table_id = f"kit-table-{next(_table_ids)}"
+    labelled = not isinstance(df.index, pd.RangeIndex)
     body = df.to_html(
         table_id=table_id,
+        index=labelled,
         sparsify=False,
         max_rows=pd.get_option("display.max_rows"),
         max_cols=pd.get_option("display.max_columns"),
     )
-    first = df.index.nlevels + 1  # the cell of the first column, after the row labels
+    first = df.index.nlevels + 1 if labelled else 1  # the cell of the first column, after any row labels
     text = [
         i for i, column in enumerate(df.columns) if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
     ]
-    cells = [f"#{table_id} tbody th"]
+    cells = [f"#{table_id} tbody th"] if labelled else []
     cells += [f"#{table_id} {cell}:nth-child({first + i})" for i in text for cell in ("td", "thead th")]
     return f"<style>{', '.join(cells)} {{text-align: left}}</style>{body}"

@@ -18,3 +18,49 @@ def test_silver_labels_plot_sts_scores_as_a_histogram_even_beside_nli_classes():
     sts, nli = fig.axes[:2]
     assert sts.get_xlabel() == "label (score / max)" and sts.get_xlim()[1] <= 1.05  # a histogram over [0, 1]
     assert nli.get_xlabel() == "class" and sorted(t.get_text() for t in nli.get_xticklabels()) == ["false", "true"]
+
+
+def _rows(names, twins=()):
+    """Per-seed results of rows with distinct points, except ``twins`` that copy the first row's."""
+    rows = []
+    for i, name in enumerate(names):
+        at = 0 if name in twins else i
+        for seed in (0, 1):
+            rows.append(
+                {"method": name.lower(), "label": name, "seed": seed, "step": 10 * seed, "alignment": 0.3 + at / 100}
+                | {"uniformity": -3 + at / 10, "spearman_all": 0.8, "spearman_dev": 0.7, "loss": 0.1}
+                | {"pos_cos": 0.9, "neg_cos": 0.1}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_training_curves_name_rows_by_label_in_one_legend_outside_the_panels():
+    names = [f"row {i}" for i in range(15)]
+    fig = plots.training_curves(_rows(names), order=["start", *names])
+    assert all(ax.get_legend() is None for ax in fig.axes)  # no legend over a curve
+    (legend,) = fig.legends
+    entries = legend.get_lines()
+    assert [t.get_text() for t in legend.get_texts()] == names
+    looks = {(line.get_color(), line.get_linestyle()) for line in entries}
+    assert len(looks) == 15  # colour and dash pattern keep 15 rows apart
+
+
+def test_alignment_uniformity_says_which_rows_share_a_point():
+    rows = _rows(["SimCSE", "MixCSE", "IW only", "near"], twins=("IW only", "near"))
+    rows.loc[rows.label == "near", "alignment"] += 1e-9  # apart, however close (a tiny model's scale is 1e-6)
+    fig = plots.alignment_uniformity(rows)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["SimCSE (80.0)", "MixCSE (80.0)", "IW only (80.0), same point as SimCSE", "near (80.0)"]
+
+
+def test_figures_given_one_order_draw_a_row_alike():
+    order = ["start", "SimCSE", "MixCSE"]
+    styles = plots.row_styles(order)
+    few = _rows(["MixCSE"]).assign(percent=[1, 100])
+    fig = plots.fewshot_curve(few, order=order)
+    line = fig.axes[0].get_lines()[0]  # alone, MixCSE would take the first colour
+    assert (
+        tuple(line.get_color())
+        == tuple(styles["MixCSE"]["color"])
+        != tuple(plots.row_styles(["MixCSE"])["MixCSE"]["color"])
+    )

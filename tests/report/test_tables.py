@@ -23,8 +23,17 @@ def test_text_columns_are_left_aligned_and_numbers_are_not():
         }
     )
     page = dataframe_html(df)
-    assert left_aligned_columns(page) == {2, 6}  # after the row label: query is cell 2, neighbour cell 6
-    assert "tbody th" in page and "iron deficiency" in page
+    assert left_aligned_columns(page) == {1, 5}  # no row labels: query is cell 1, neighbour cell 5
+    assert "iron deficiency" in page
+    labelled = dataframe_html(df.set_index("query"))
+    assert left_aligned_columns(labelled) == {5} and "tbody th" in labelled  # the query is the row label now
+
+
+def test_a_default_index_is_left_out_and_a_meaningful_one_is_kept():
+    df = pd.DataFrame({"method": ["SimCSE", "MixCSE"], "score": [1.0, 2.0]})
+    assert "<th>0</th>" not in dataframe_html(df) and "<th>1</th>" not in dataframe_html(df)
+    assert "<th>0</th>" not in dataframe_html(df.set_index("method"))
+    assert "<th>SimCSE</th>" in dataframe_html(df.set_index("method"))
 
 
 def test_multiindex_rows_repeat_their_labels_so_every_row_has_the_same_cells():

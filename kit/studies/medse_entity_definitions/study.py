@@ -455,7 +455,7 @@ class Study(StudyBase):
     def histories(self) -> pd.DataFrame:
         return pd.DataFrame(
             [
-                {"method": name, "seed": seed, **h}
+                {"method": name, "label": ROWS[name].label, "seed": seed, **h}
                 for name in self.trained_rows()
                 for seed in self.p.seeds
                 for h in self.run(name, seed)["history"]["rows"]

@@ -106,7 +106,7 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
     lines = []
     best = study.best_trained_method(results)
     lines.append(
-        f"- Best trained row on the selection data ({', '.join(study.p.select_on)}): **{best}** "
+        f"- Best trained row on the selection data ({', '.join(study.p.select_on)}): **{study.row_label(best)}** "
         f"(selection score x100 {100 * results.loc[results.method == best, 'selection'].mean():.2f}; cosine view: "
         f"dev {means.loc[best, 'spearman_dev']:.2f}, "
         f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
@@ -155,7 +155,7 @@ def record_results(
             "suite": None if suite is None else suite.record(),
         },
         headline={
-            "name": f"{study.eval_name} all-pairs Spearman x100 ({best}, best on the selection data)",
+            "name": f"{study.eval_name} all-pairs Spearman x100 ({study.row_label(best)}, best on the selection data)",
             "value": float(means.loc[best, "spearman_all"] * 100),
             "comparison": suite.comparison(best) if suite else None,
         },

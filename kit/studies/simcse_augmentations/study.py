@@ -337,7 +337,7 @@ class Study(StudyBase):
             if ROWS[name].trained:
                 for seed in self.p.seeds:
                     for h in self.run(name, seed)["history"]["rows"]:
-                        rows.append({"method": name, "seed": seed, **h})
+                        rows.append({"method": name, "label": ROWS[name].label, "seed": seed, **h})
         return pd.DataFrame(rows)
 
     def fewshot(self) -> pd.DataFrame:
@@ -346,7 +346,16 @@ class Study(StudyBase):
         for name, seed, pct in self.fewshot_runs():
             r = self.run(name, seed, pct)
             n = max(self.p.batch_size, math.ceil(len(self.corpus) * pct / 100))
-            rows.append({"method": name, "percent": pct, "sentences": n, "seed": seed, **r["metrics"]})
+            rows.append(
+                {
+                    "method": name,
+                    "label": ROWS[name].label,
+                    "percent": pct,
+                    "sentences": n,
+                    "seed": seed,
+                    **r["metrics"],
+                }
+            )
         return pd.DataFrame(rows)
 
     def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:
@@ -363,7 +372,7 @@ class Study(StudyBase):
                     rows.append(
                         {
                             "query": texts[q],
-                            "method": name,
+                            "method": ROWS[name].label,
                             "rank": rank,
                             "neighbour": texts[cid],
                             "cosine": round(score, 3),
@@ -428,5 +437,5 @@ class Study(StudyBase):
 
     def summarize_fewshot(self, fewshot: pd.DataFrame) -> pd.DataFrame:
         """The few-shot points as a table: one row per (method, corpus share)."""
-        name = fewshot.method + " @ " + fewshot.percent.map("{:g}%".format)
+        name = fewshot.label + " @ " + fewshot.percent.map("{:g}%".format)
         return summarize(fewshot.assign(method=name, label=name), ("spearman_test", "spearman_all"))
