@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kit.core.cli import Parser
-from kit.core.files import write_text_atomic
+from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.families import format_adjusted
 from kit.paths import PROJECT_ROOT
 from kit.report.index import corrected_families, findings, headline_comparisons
@@ -98,7 +98,7 @@ def snapshot(report_dir: Path, snapshots: Path | None = None) -> Path:
     record, folder = finished(report_dir)
     target = (snapshots or SNAPSHOTS) / folder / f"{Path(report_dir).resolve().name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(target, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return write_text_atomic(target, json_text(record, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_snapshots(snapshots: Path | None = None) -> dict[tuple[str, str], dict]:

@@ -17,13 +17,12 @@ and ``--tasks mteb:NAME`` scores an MTEB task with the kit's intervals (``kit.ev
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from kit.core.cli import Parser, checked, integer, number, output_folder
-from kit.core.files import write_text_atomic
+from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.families import CORRECTIONS
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
@@ -231,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     about = [e.about for e in embedders.values()]
     write_text_atomic(out / "evaluation.html", render_html(result, about))
-    write_text_atomic(out / "evaluation.json", json.dumps(record(result, about, args, argv), indent=1, default=str))
+    write_text_atomic(out / "evaluation.json", json_text(record(result, about, args, argv), indent=1, default=str))
     write_mteb_results(result, about, out / "mteb")
     files = f"MTEB result files {shown(out / 'mteb' / 'results')}"
     print(f"\nreport {shown(out / 'evaluation.html')}; numbers {shown(out / 'evaluation.json')}; {files}")

@@ -45,7 +45,7 @@ from kit.core.batches import Batches
 from kit.core.cli import Parser, integer, output_folder, setting_argument
 from kit.core.config import TrainSettings
 from kit.core.devices import autocast, describe, resolve_device
-from kit.core.files import normal_permissions, write_atomic, write_text_atomic
+from kit.core.files import json_text, normal_permissions, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest
 from kit.core.models import MIN_MAX_LENGTH
 from kit.core.progress import bar, quiet_libraries
@@ -264,7 +264,7 @@ def pretrain(
     state = read_checkpoint(ckpt, CHECKPOINT_KEYS)  # a damaged one is set aside: the run starts over
     if state is not None and state["run"] != record:
         raise ValueError(f"{ckpt} was written by a run of other settings or on another corpus: {state['run']}")
-    write_text_atomic(out / RUN_RECORD, json.dumps(record, indent=1))
+    write_text_atomic(out / RUN_RECORD, json_text(record, indent=1))
     train_texts, heldout_texts = split(texts, config)
     if state is not None:  # the checkpoint's own vocabulary
         tokenizer = tokenizer_from_vocab(state["vocab"])
@@ -339,7 +339,7 @@ def pretrain(
         return log
     log.heldout_end = heldout_loss(model, collator, heldout_ids, device)
     _save_model(model, tokenizer, out)
-    write_text_atomic(out / "training_log.json", json.dumps(asdict(log), indent=1))
+    write_text_atomic(out / "training_log.json", json_text(asdict(log), indent=1))
     if card is not None:
         write_text_atomic(out / "README.md", card(log))
     normal_permissions(*(out / name for name in FINISHED_FILES))  # transformers leaves the weights 0600

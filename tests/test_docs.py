@@ -107,6 +107,32 @@ def test_a_folder_without_a_finished_record_is_refused_before_any_is_copied(tmp_
     assert not (tmp_path / "snapshots").exists()
 
 
+def strict_json(text: str):
+    """``json.loads`` as JavaScript's ``JSON.parse`` and ``jq`` read it: no bare NaN or Infinity."""
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_every_snapshot_is_strict_json():
+    files = sorted((PROJECT_ROOT / "docs" / "results").rglob("*.json"))
+    assert files and all(strict_json(f.read_text(encoding="utf-8")) for f in files)
+
+
+def test_a_missing_value_is_snapshotted_as_null(tmp_path):
+    """A results.json written before the kit wrote strict JSON (NaN for a zero-shot row's selection score) is
+    snapshotted with null there; numbers stay as they were."""
+    run = tmp_path / "old"
+    run.mkdir()
+    record = dict.fromkeys(docs.REQUIRED, "x") | {"metrics": {"per_seed": [{"selection": float("nan"), "x": 0.5}]}}
+    (run / "results.json").write_text(json.dumps(record), encoding="utf-8")
+    assert "NaN" in (run / "results.json").read_text()
+    path = docs.snapshot(run, tmp_path / "snapshots")
+    assert strict_json(path.read_text(encoding="utf-8"))["metrics"]["per_seed"] == [{"selection": None, "x": 0.5}]
+
+
 def test_a_kit_evaluate_folder_snapshots_to_the_evaluation_pages_table(tmp_path):
     """kit.evaluate's output (evaluation.json) is snapshotted under evaluation/ and rendered with its numbers."""
     from kit.evaluate import main as evaluate_main
@@ -116,7 +142,7 @@ def test_a_kit_evaluate_folder_snapshots_to_the_evaluation_pages_table(tmp_path)
     assert evaluate_main(args) == 0
     path = docs.snapshot(out, tmp_path / "snapshots")
     assert path == tmp_path / "snapshots" / docs.EVALUATIONS / f"{docs.SUITE_TABLE}.json"
-    score = json.loads((out / "evaluation.json").read_text())["tasks"]["biosses-test"]["scores"]["tiny-random-bert"]
+    score = strict_json((out / "evaluation.json").read_text())["tasks"]["biosses-test"]["scores"]["tiny-random-bert"]
     block = docs.suite_block(tmp_path / "snapshots")
     spearman = score["spearman"]
     assert f"{100 * spearman['value']:.2f} [{100 * spearman['low']:.2f}, {100 * spearman['high']:.2f}]" in block

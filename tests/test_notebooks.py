@@ -95,8 +95,9 @@ def test_study_report_has_every_table_and_figure(reports):
     assert page.count("<img") >= 4
     for fig in ("training_curves", "alignment_uniformity", "fewshot", "embedding_map"):
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0 and (run / "figures" / f"{fig}.svg").exists()
-    record = json.loads((run / "results.json").read_text())
+    record = json.loads((run / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
+    assert [r["selection"] for r in record["metrics"]["per_seed"] if r["method"] == "zero_shot"] == [None]
     assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
     assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
     assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds

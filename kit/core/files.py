@@ -1,4 +1,4 @@
-"""Files written whole or not at all, and damaged files set aside.
+"""Files written whole or not at all, JSON that every parser reads, and damaged files set aside.
 
 Every record the kit keeps (run results, checkpoints, reports' tables and records) is written to a
 temporary file beside its target and renamed over it: a reader sees the old file or the new one,
@@ -9,6 +9,8 @@ user can still look at what was there.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sys
 import time
@@ -36,6 +38,23 @@ def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """``path.write_text(text)`` (UTF-8), whole or not at all."""
     return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def json_text(value, **options) -> str:
+    """``json.dumps(value, **options)`` in the JSON every parser reads: a NaN or infinite float (pandas' missing
+    cell, a score of nothing) is written ``null``, not Python's bare ``NaN``, which JavaScript's ``JSON.parse``,
+    ``jq`` and strict parsers reject."""
+    return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def normal_permissions(*paths: str | Path) -> None:

@@ -14,12 +14,11 @@ the hub's commit of a local copy is not known.
 
 from __future__ import annotations
 
-import json
 import time
 from importlib import metadata
 from pathlib import Path
 
-from kit.core.files import write_text_atomic
+from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.mteb_tasks import LANGUAGES, METRIC_NAMES, MTEB_TYPES, PREFIX, is_mteb, revision
 from kit.evaluation.suite import SuiteResult
 from kit.evaluation.task import Task
@@ -116,7 +115,7 @@ def write_mteb_results(result: SuiteResult, about: list[dict], out: Path) -> lis
         folder = Path(out) / "results" / model_name(model).replace("/", "__") / fingerprint
         languages = sorted({LANGUAGES.get(t.task.language, t.task.language) for t in result.tasks})
         meta = model_meta(model, fingerprint, details, languages)
-        written.append(write_text_atomic(folder / "model_meta.json", json.dumps(meta, indent=1)))
+        written.append(write_text_atomic(folder / "model_meta.json", json_text(meta, indent=1)))
         files: dict[str, dict] = {}  # by MTEB task name: the subsets of one task share its file
         for k, task_result in enumerate(result.tasks):
             if task_result.task.type not in MTEB_TYPES:
@@ -130,5 +129,5 @@ def write_mteb_results(result: SuiteResult, about: list[dict], out: Path) -> lis
             else:
                 files[record["task_name"]] = record
         for name, record in files.items():
-            written.append(write_text_atomic(folder / f"{name}.json", json.dumps(record, indent=1)))
+            written.append(write_text_atomic(folder / f"{name}.json", json_text(record, indent=1)))
     return written

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -10,7 +9,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from kit.core.files import write_text_atomic
+from kit.core.files import json_text, write_text_atomic
 from kit.paths import PROJECT_ROOT
 
 PACKAGES = (
@@ -82,4 +81,4 @@ class RunRecord:
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             **extra,
         }
-        return write_text_atomic(self.report_dir / "results.json", json.dumps(record, indent=1, default=str))
+        return write_text_atomic(self.report_dir / "results.json", json_text(record, indent=1, default=str))
