@@ -215,6 +215,9 @@ def _execute(run: Run, out_dir: Path) -> Path:
             cwd=str(PROJECT_ROOT),
             progress_bar=False,
             kernel_name="python3",
+            # the kernel's own log (not the notebook's output, which the report and error.log keep): its
+            # warning about TCP on every run and its socket errors when Ctrl-C stops it are noise here
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except Exception as err:  # the kernel's error, or papermill's own
         failure = err
