@@ -25,7 +25,7 @@ from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.families import format_adjusted
 from kit.paths import PROJECT_ROOT
 from kit.report.index import corrected_families, findings, headline_comparisons
-from kit.report.tables import duration, signed_interval
+from kit.report.tables import duration, number, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
 SNAPSHOTS = DOCS / "results"
@@ -181,7 +181,7 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
     for (notebook, run), record in snapshots.items():
         head = record["headline"]
         out += [f"## {study_entry(notebook).about.title}: `{run}`", "", provenance(record), ""]
-        out += [f"**Headline:** {head.get('name')}: {head.get('value', float('nan')):.2f}", ""]
+        out += [f"**Headline:** {head.get('name')}: {number(head.get('value'))}", ""]
         if head.get("comparison"):
             out += [f"**Headline comparison:** {head['comparison']}", ""]
         if found := findings(record, shown=100):
@@ -343,7 +343,9 @@ def suite_rows(record: dict) -> list[dict]:
         row = {"task": f"`{name}`", "items": f"{declaration['items']:,}", "metric": declaration["metrics"][metric]}
         for model in record["models"]:
             e = task["scores"][model][metric]
-            row[model] = f"{100 * e['value']:.2f} [{100 * e['low']:.2f}, {100 * e['high']:.2f}]"
+            row[model] = (
+                f"{number(e['value'], scale=100)} [{number(e['low'], scale=100)}, {number(e['high'], scale=100)}]"
+            )
         rows.append(row)
     return rows
 

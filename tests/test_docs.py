@@ -133,6 +133,30 @@ def test_a_missing_value_is_snapshotted_as_null(tmp_path):
     assert strict_json(path.read_text(encoding="utf-8"))["metrics"]["per_seed"] == [{"selection": None, "x": 0.5}]
 
 
+def test_strict_json_writes_every_kind_of_missing_float_as_null():
+    import numpy as np
+
+    from kit.core.files import json_text
+
+    values = [float("nan"), float("inf"), np.float32("nan"), np.float64("-inf"), np.float32(0.5), 1, None]
+    assert strict_json(json_text({"v": values})) == {"v": [None, None, None, None, 0.5, 1, None]}
+
+
+def test_a_missing_headline_or_score_renders_as_n_a():
+    """A NaN headline (a report whose selected row scored nothing) or kit.evaluate score is null in its snapshot;
+    the pages say n/a instead of failing to render."""
+    demo = docs.load_snapshots()[("simcse_augmentations", "demo")]
+    record = {**demo, "headline": {**demo["headline"], "value": None}}
+    assert f"**Headline:** {demo['headline']['name']}: n/a" in docs.results_page(
+        {("simcse_augmentations", "x"): record}
+    )
+    evaluation = json.loads((docs.SNAPSHOTS / docs.EVALUATIONS / f"{docs.SUITE_TABLE}.json").read_text("utf-8"))
+    task = next(iter(evaluation["tasks"].values()))
+    model = evaluation["models"][0]
+    task["scores"][model][task["declaration"]["main_metric"]]["value"] = None
+    assert "n/a [" in docs.suite_rows(evaluation)[0][model]
+
+
 def test_a_kit_evaluate_folder_snapshots_to_the_evaluation_pages_table(tmp_path):
     """kit.evaluate's output (evaluation.json) is snapshotted under evaluation/ and rendered with its numbers."""
     from kit.evaluate import main as evaluate_main

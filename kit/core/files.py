@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 
 def write_atomic(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, flush it to disk, and rename it over
@@ -48,6 +50,8 @@ def json_text(value, **options) -> str:
 
 
 def _finite(value):
+    if isinstance(value, np.floating):  # float32 and float16 are no Python floats
+        value = float(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

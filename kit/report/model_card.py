@@ -24,7 +24,7 @@ from pathlib import Path
 from kit.core.files import write_text_atomic
 from kit.evaluation.families import format_adjusted
 from kit.report.index import RUN_FILE_MARK
-from kit.report.tables import duration, signed_interval
+from kit.report.tables import duration, number, signed_interval
 
 MARK = "kit_model.json"
 """Beside a saved model: which row, seed and run made it, and on what data (``mark``)."""
@@ -94,7 +94,7 @@ def scores_table(record: dict, row: str) -> str:
         "|---|---|---:|---|---|---|---:|",
     ]
     for line in lines:
-        score = f"{line['score']:.2f} [{line['score_low']:.2f}, {line['score_high']:.2f}]".replace("-", "−")
+        score = f"{number(line['score'])} [{number(line['score_low'])}, {number(line['score_high'])}]".replace("-", "−")
         versus, difference, p = "", "", ""
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])

@@ -60,7 +60,9 @@ def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES", order: 
     for ax, (col, title) in zip(axes, panels):
         if col == "cosines":
             long = h.dropna(subset=["pos_cos"]).melt(["row", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine")
-            sns.lineplot(long, x="step", y="cosine", hue="row", palette=palette, style="pair", errorbar="sd", ax=ax)
+            sns.lineplot(
+                long, x="step", y="cosine", hue="row", palette=palette, style="pair", errorbar="sd", ax=ax, legend=False
+            )
         else:
             sns.lineplot(
                 h.dropna(subset=[col]),
@@ -72,8 +74,8 @@ def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES", order: 
                 dashes={name: style["dashes"] for name, style in styles.items()},
                 errorbar="sd",
                 ax=ax,
+                legend=False,
             )
-        ax.get_legend().remove()
         ax.set_title(title)
         ax.set_ylabel("")
     axes[3].set_title("mean cosine in batch (solid: positive, dashed: negative)")

@@ -19,6 +19,12 @@ def mean_std(values, digits: int = 2) -> str:
     return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}" if len(v) > 1 else f"{v[0]:.{digits}f}"
 
 
+def number(value, digits: int = 2, scale: float = 1) -> str:
+    """``value`` x ``scale`` with ``digits`` decimals; "n/a" for a missing one (None, as strict JSON writes NaN,
+    or NaN)."""
+    return "n/a" if value is None or value != value else f"{value * scale:.{digits}f}"
+
+
 def signed_interval(estimate: float, low: float, high: float, digits: int = 1) -> str:
     """A difference and its interval with their signs, minus as the typographic minus: ``+2.2 [−0.4, +4.9]``."""
     return f"{estimate:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
@@ -71,6 +77,8 @@ def dataframe_html(df: pd.DataFrame) -> str:
     default 0, 1, ... index says nothing and is left out."""
     table_id = f"kit-table-{next(_table_ids)}"
     labelled = not isinstance(df.index, pd.RangeIndex)
+    if not labelled:
+        df = df.rename_axis(columns=None)  # a named columns axis (after pivot) would still write a row-label cell
     body = df.to_html(
         table_id=table_id,
         index=labelled,

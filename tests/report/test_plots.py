@@ -64,3 +64,9 @@ def test_figures_given_one_order_draw_a_row_alike():
         == tuple(styles["MixCSE"]["color"])
         != tuple(plots.row_styles(["MixCSE"])["MixCSE"]["color"])
     )
+
+
+def test_training_curves_draw_a_run_whose_loss_is_missing_everywhere():
+    """A diverged run logs NaN losses: its panel is empty, and the figure (and the report) is still drawn."""
+    fig = plots.training_curves(_rows(["SimCSE", "MixCSE"]).assign(loss=float("nan")))
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["SimCSE", "MixCSE"]

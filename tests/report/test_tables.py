@@ -40,3 +40,15 @@ def test_multiindex_rows_repeat_their_labels_so_every_row_has_the_same_cells():
     df = pd.DataFrame({"task": ["a", "a"], "split": [0, 1], "text": ["x y", "z w"]}).set_index(["task", "split"])
     page = dataframe_html(df)
     assert page.count("<th>a</th>") == 2 and left_aligned_columns(page) == {3}
+
+
+def test_a_pivoted_table_with_a_named_columns_axis_aligns_its_text_columns_too():
+    df = pd.DataFrame({"task": ["a", "b"], "row": ["x", "x"], "text": ["one two", "three"]})
+    pivoted = df.pivot(index="task", columns="row", values="text").reset_index()  # columns axis named "row"
+    assert left_aligned_columns(dataframe_html(pivoted)) == {1, 2}
+
+
+def test_a_missing_number_reads_n_a():
+    from kit.report.tables import number
+
+    assert [number(None), number(float("nan")), number(0.8312, scale=100)] == ["n/a", "n/a", "83.12"]

@@ -85,14 +85,14 @@ def chineseblue_verdict(results: pd.DataFrame) -> str:
     means = results.groupby("method", sort=False)[tasks].mean() * 100
     spread = results.groupby("method")[tasks].std().max() * 100
     base, trained = means.loc["zero_shot"], means.drop(index="zero_shot")
+    labels = results.groupby("method").label.first()
     lines = []
     for t in tasks:
         above = trained.index[trained[t] > base[t]].tolist()
         best = trained[t].idxmax()
         lines.append(
             f"- {t}: starting model {base[t]:.2f}; {len(above)} of {len(trained)} trained rows above it; best "
-            f"{best} {trained.loc[best, t]:.2f} ({trained.loc[best, t] - base[t]:+.2f}); largest seed std in this "
-            "column "
-            f"{spread[t]:.2f}."
+            f"{labels[best]} {trained.loc[best, t]:.2f} ({trained.loc[best, t] - base[t]:+.2f}); largest seed std "
+            f"in this column {spread[t]:.2f}."
         )
     return "\n".join(lines)

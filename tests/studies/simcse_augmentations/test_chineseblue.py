@@ -11,7 +11,12 @@ from kit.data import (
 )
 from kit.evaluation.probes import chineseblue_probes
 from kit.evaluation.retrieval import paraphrase_hit_at_1
-from kit.studies.simcse_augmentations.chineseblue import chineseblue_table, cmedqq_pairs, probe_setup
+from kit.studies.simcse_augmentations.chineseblue import (
+    chineseblue_table,
+    chineseblue_verdict,
+    cmedqq_pairs,
+    probe_setup,
+)
 
 
 @pytest.mark.parametrize(
@@ -85,3 +90,15 @@ def test_paraphrase_hit_at_1_counts_partners_ranked_first():
     assert paraphrase_hit_at_1(emb, {0: {2}, 2: {0}})["hit_at_1"] == 0.0
     tied = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])  # rows 1 and 2 tie as neighbours of 0
     assert paraphrase_hit_at_1(tied, {0: {1}})["hit_at_1"] == 0.5
+
+
+def test_the_chinese_verdict_names_the_best_row_as_the_table_does():
+    results = pd.DataFrame(
+        {
+            "method": ["zero_shot", "swap_10", "swap_10"],
+            "label": ["starting model (no training)", "+ random swap 10%", "+ random swap 10%"],
+            "cMedQQ": [0.50, 0.60, 0.61],
+        }
+    )
+    verdict = chineseblue_verdict(results)
+    assert "best + random swap 10% 60.50" in verdict and "swap_10" not in verdict
