@@ -70,26 +70,25 @@ _table_ids = itertools.count()
 
 
 def dataframe_html(df: pd.DataFrame) -> str:
-    """pandas' own HTML for ``df`` with a rule that left-aligns its row labels and its text columns
-    (a column with any cell that is not a number, "mean ± std" or an interval); JupyterLab's style,
-    which the reports use, right-aligns every cell, which makes sentences hard to read. Row labels
-    are written on every row (``sparsify=False``) so each row has the same cells for the rule; a
-    default 0, 1, ... index says nothing and is left out."""
+    """pandas' own HTML for ``df`` with a rule that left-aligns its text columns (a column with any cell that is not
+    a number, "mean ± std" or an interval); JupyterLab's style, which the reports use, right-aligns every cell,
+    which makes sentences hard to read. Row labels that mean something become the first columns, in bold, as in
+    ``results_table.txt`` (one header row, not pandas' second row of index names); a default 0, 1, ... index
+    says nothing and is left out."""
     table_id = f"kit-table-{next(_table_ids)}"
-    labelled = not isinstance(df.index, pd.RangeIndex)
-    if not labelled:
-        df = df.rename_axis(columns=None)  # a named columns axis (after pivot) would still write a row-label cell
+    labels = 0 if isinstance(df.index, pd.RangeIndex) else df.index.nlevels
+    df = _labels_as_columns(df).rename_axis(columns=None)  # a named columns axis (after pivot) adds a cell
     body = df.to_html(
         table_id=table_id,
-        index=labelled,
-        sparsify=False,
+        index=False,
         max_rows=pd.get_option("display.max_rows"),
         max_cols=pd.get_option("display.max_columns"),
     )
-    first = df.index.nlevels + 1 if labelled else 1  # the cell of the first column, after any row labels
     text = [
-        i for i, column in enumerate(df.columns) if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
+        i + 1
+        for i, column in enumerate(df.columns)
+        if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
     ]
-    cells = [f"#{table_id} tbody th"] if labelled else []
-    cells += [f"#{table_id} {cell}:nth-child({first + i})" for i in text for cell in ("td", "thead th")]
-    return f"<style>{', '.join(cells)} {{text-align: left}}</style>{body}"
+    left = ", ".join(f"#{table_id} {cell}:nth-child({i})" for i in text for cell in ("td", "thead th"))
+    bold = ", ".join(f"#{table_id} td:nth-child({i})" for i in range(1, labels + 1))
+    return f"<style>{left} {{text-align: left}}{f' {bold} {{font-weight: bold}}' if bold else ''}</style>{body}"

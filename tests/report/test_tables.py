@@ -8,7 +8,7 @@ from kit.report.tables import dataframe_html
 
 
 def left_aligned_columns(page: str) -> set[int]:
-    rule = re.search(r"<style>(.*?)\{text-align: left\}</style>", page).group(1)
+    rule = re.search(r"<style>(.*?)\{text-align: left\}", page).group(1)
     return {int(n) for n in re.findall(r"td:nth-child\((\d+)\)", rule)}
 
 
@@ -25,21 +25,22 @@ def test_text_columns_are_left_aligned_and_numbers_are_not():
     page = dataframe_html(df)
     assert left_aligned_columns(page) == {1, 5}  # no row labels: query is cell 1, neighbour cell 5
     assert "iron deficiency" in page
-    labelled = dataframe_html(df.set_index("query"))
-    assert left_aligned_columns(labelled) == {5} and "tbody th" in labelled  # the query is the row label now
+    labelled = dataframe_html(df.set_index("query"))  # the query is a row label now: still the first column
+    assert left_aligned_columns(labelled) == {1, 5} and "td:nth-child(1) {font-weight: bold}" in labelled
 
 
-def test_a_default_index_is_left_out_and_a_meaningful_one_is_kept():
+def test_a_default_index_is_left_out_and_a_meaningful_one_is_kept_as_columns_under_one_header_row():
     df = pd.DataFrame({"method": ["SimCSE", "MixCSE"], "score": [1.0, 2.0]})
-    assert "<th>0</th>" not in dataframe_html(df) and "<th>1</th>" not in dataframe_html(df)
-    assert "<th>0</th>" not in dataframe_html(df.set_index("method"))
-    assert "<th>SimCSE</th>" in dataframe_html(df.set_index("method"))
+    assert "<th>0</th>" not in dataframe_html(df) and "<td>0</td>" not in dataframe_html(df)
+    page = dataframe_html(df.set_index("method"))
+    assert "<td>SimCSE</td>" in page and page.count("<tr") == 3  # one header row (no row of index names), two rows
 
 
 def test_multiindex_rows_repeat_their_labels_so_every_row_has_the_same_cells():
     df = pd.DataFrame({"task": ["a", "a"], "split": [0, 1], "text": ["x y", "z w"]}).set_index(["task", "split"])
     page = dataframe_html(df)
-    assert page.count("<th>a</th>") == 2 and left_aligned_columns(page) == {3}
+    assert page.count("<td>a</td>") == 2 and left_aligned_columns(page) == {1, 3}
+    assert "td:nth-child(1), #" in page and "td:nth-child(2) {font-weight: bold}" in page  # both labels bold
 
 
 def test_a_pivoted_table_with_a_named_columns_axis_aligns_its_text_columns_too():
