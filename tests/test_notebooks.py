@@ -98,6 +98,7 @@ def test_study_report_has_every_table_and_figure(reports):
     record = json.loads((run / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
     assert [r["selection"] for r in record["metrics"]["per_seed"] if r["method"] == "zero_shot"] == [None]
+    assert record["headline"]["comparison"].endswith("(on biosses-all)")  # the task of the headline's score
     assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
     assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
     assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds

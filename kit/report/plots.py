@@ -42,43 +42,47 @@ def _named(frame: pd.DataFrame) -> pd.Series:
     return frame["label"] if "label" in frame else frame["method"]
 
 
-def training_curves(histories: pd.DataFrame, eval_name: str = "BIOSSES", order: list[str] | None = None) -> plt.Figure:
-    """Per row over steps: the selection score and all-pairs Spearman, training loss, positive/negative cosine
-    (mean line, band = ±1 std over seeds); one legend for all panels, below them, so no curve is hidden."""
+def training_curves(
+    histories: pd.DataFrame, eval_name: str = "BIOSSES", order: list[str] | None = None, selection: str | None = None
+) -> plt.Figure:
+    """Per row over steps (mean line, band = ±1 std over seeds): the checkpoint-selection score (``selection``
+    says what it is; without it, the ``eval_name`` dev Spearman), the all-pairs Spearman, the training loss,
+    and the positive and negative cosines in two panels, so that each row keeps its line style in every panel;
+    one legend for all panels, below them, so no curve is hidden."""
     h = histories.assign(row=_named(histories))
-    for col in ("spearman_dev", "spearman_all"):
-        h[col] = h[col] * 100
+    first = (
+        ("selection", f"selection score x100 ({selection})")
+        if selection
+        else ("spearman_dev", f"{eval_name} dev Spearman")
+    )
     panels = [
-        ("spearman_dev", f"{eval_name} dev Spearman"),
+        first,
         ("spearman_all", f"{eval_name} all-pairs Spearman"),
         ("loss", "training loss (since last eval)"),
-        ("cosines", "mean cosine in batch"),
+        ("pos_cos", "positive pairs: mean cosine in batch"),
+        ("neg_cos", "negative pairs: mean cosine in batch"),
     ]
+    for col in (first[0], "spearman_all"):
+        h[col] = h[col] * 100
     styles = {name: style for name, style in row_styles([*(order or []), *h.row]).items() if name in set(h.row)}
-    palette = {name: style["color"] for name, style in styles.items()}
-    fig, axes = plt.subplots(1, 4, figsize=(20, 4.2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(24, 4.2))
     for ax, (col, title) in zip(axes, panels):
-        if col == "cosines":
-            long = h.dropna(subset=["pos_cos"]).melt(["row", "seed", "step"], ["pos_cos", "neg_cos"], "pair", "cosine")
+        drawn = h.dropna(subset=[col])  # none where a run diverged and logged NaN only: the panel stays empty
+        if len(drawn):
             sns.lineplot(
-                long, x="step", y="cosine", hue="row", palette=palette, style="pair", errorbar="sd", ax=ax, legend=False
-            )
-        else:
-            sns.lineplot(
-                h.dropna(subset=[col]),
+                drawn,
                 x="step",
                 y=col,
                 hue="row",
-                palette=palette,
+                palette={name: style["color"] for name, style in styles.items()},
                 style="row",
                 dashes={name: style["dashes"] for name, style in styles.items()},
                 errorbar="sd",
                 ax=ax,
                 legend=False,
             )
-        ax.set_title(title)
+        ax.set_title(title, fontsize=10)
         ax.set_ylabel("")
-    axes[3].set_title("mean cosine in batch (solid: positive, dashed: negative)")
     handles = [
         plt.Line2D([], [], color=style["color"], dashes=style["dashes"] or (None, None), label=name)
         for name, style in styles.items()
@@ -95,9 +99,9 @@ def alignment_uniformity(
     order: list[str] | None = None,
 ) -> plt.Figure:
     """Wang and Isola's plane: one point per row (mean over seeds, Spearman in the label), with the first
-    seed's trajectory over training. Lower is better on both axes. A row whose point is another's (an
-    ablation that changed nothing) says so in the legend instead of hiding under it."""
-    fig, ax = plt.subplots(figsize=(7.5, 6))
+    seed's trajectory over training as a thin line. Lower is better on both axes. A row whose point is another's
+    (an ablation that changed nothing) says so in the legend instead of hiding under it."""
+    fig, ax = plt.subplots(figsize=(12, 6.5))
     means = (
         results.assign(row=_named(results))
         .groupby("row", sort=False)[["alignment", "uniformity", "spearman_all"]]
@@ -125,7 +129,11 @@ def alignment_uniformity(
         )
     ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
     ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
-    ax.set_title(f"alignment vs uniformity on {eval_name} (label: all-pairs Spearman)")
+    ax.set_title(
+        f"alignment vs uniformity on {eval_name} (label: all-pairs Spearman; thin lines: the first seed's path "
+        "over training)",
+        fontsize=10,
+    )
     ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
     fig.tight_layout()
     return fig
@@ -144,10 +152,19 @@ def fewshot_curve(
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     d = fewshot.assign(score=fewshot[metric] * 100, row=_named(fewshot))
-    palette = {
-        name: style["color"] for name, style in row_styles([*(order or []), *d.row]).items() if name in set(d.row)
-    }
-    sns.lineplot(d, x="percent", y="score", hue="row", palette=palette, marker="o", errorbar="sd", ax=ax)
+    styles = {name: style for name, style in row_styles([*(order or []), *d.row]).items() if name in set(d.row)}
+    sns.lineplot(
+        d,
+        x="percent",
+        y="score",
+        hue="row",
+        palette={name: style["color"] for name, style in styles.items()},
+        style="row",
+        dashes={name: style["dashes"] for name, style in styles.items()},
+        markers={name: style["marker"] for name, style in styles.items()},
+        errorbar="sd",
+        ax=ax,
+    )
     if reference is not None:
         ax.axhline(reference * 100, ls="--", color="grey", label="starting model")
         ax.legend()

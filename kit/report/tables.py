@@ -72,9 +72,9 @@ _table_ids = itertools.count()
 def dataframe_html(df: pd.DataFrame) -> str:
     """pandas' own HTML for ``df`` with a rule that left-aligns its text columns (a column with any cell that is not
     a number, "mean ± std" or an interval); JupyterLab's style, which the reports use, right-aligns every cell,
-    which makes sentences hard to read. Row labels that mean something become the first columns, in bold, as in
-    ``results_table.txt`` (one header row, not pandas' second row of index names); a default 0, 1, ... index
-    says nothing and is left out."""
+    which makes sentences hard to read; a number column does not wrap ("+1.8 [−3.7,⏎+8.2]"). Row labels that
+    mean something become the first columns, in bold, as in ``results_table.txt`` (one header row, not pandas'
+    second row of index names); a default 0, 1, ... index says nothing and is left out."""
     table_id = f"kit-table-{next(_table_ids)}"
     labels = 0 if isinstance(df.index, pd.RangeIndex) else df.index.nlevels
     df = _labels_as_columns(df).rename_axis(columns=None)  # a named columns axis (after pivot) adds a cell
@@ -89,6 +89,12 @@ def dataframe_html(df: pd.DataFrame) -> str:
         for i, column in enumerate(df.columns)
         if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
     ]
-    left = ", ".join(f"#{table_id} {cell}:nth-child({i})" for i in text for cell in ("td", "thead th"))
-    bold = ", ".join(f"#{table_id} td:nth-child({i})" for i in range(1, labels + 1))
-    return f"<style>{left} {{text-align: left}}{f' {bold} {{font-weight: bold}}' if bold else ''}</style>{body}"
+    numbers = [i for i in range(1, len(df.columns) + 1) if i not in text]
+
+    def cells(columns, kinds=("td",)) -> str:
+        return ", ".join(f"#{table_id} {kind}:nth-child({i})" for i in columns for kind in kinds)
+
+    rules = [f"{cells(text, ('td', 'thead th'))} {{text-align: left}}"] if text else []
+    rules += [f"{cells(numbers)} {{white-space: nowrap}}"] if numbers else []
+    rules += [f"{cells(range(1, labels + 1))} {{font-weight: bold}}"] if labels else []
+    return f"<style>{' '.join(rules)}</style>{body}"

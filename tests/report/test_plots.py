@@ -70,3 +70,16 @@ def test_training_curves_draw_a_run_whose_loss_is_missing_everywhere():
     """A diverged run logs NaN losses: its panel is empty, and the figure (and the report) is still drawn."""
     fig = plots.training_curves(_rows(["SimCSE", "MixCSE"]).assign(loss=float("nan")))
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["SimCSE", "MixCSE"]
+
+
+def test_rows_ten_apart_differ_in_line_style_in_the_few_shot_curve_and_every_training_panel():
+    """Rows 1 and 11 share tab10's orange: only their dashes tell them apart, in every panel that draws them."""
+    names = [f"row {i}" for i in range(12)]
+    runs = _rows(names)
+    few = plots.fewshot_curve(runs.assign(percent=runs.seed * 99 + 1), order=names)
+    curves = plots.training_curves(runs.assign(selection=0.5), order=names, selection="select_on: rqe-validation")
+    assert curves.axes[0].get_title() == "selection score x100 (select_on: rqe-validation)" and len(curves.axes) == 5
+    for ax in [few.axes[0], *curves.axes]:
+        lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
+        looks = {(tuple(line.get_color()), line.get_linestyle()) for line in lines}
+        assert len(looks) == len(lines) == 12, ax.get_title()

@@ -24,6 +24,8 @@ def test_text_columns_are_left_aligned_and_numbers_are_not():
     )
     page = dataframe_html(df)
     assert left_aligned_columns(page) == {1, 5}  # no row labels: query is cell 1, neighbour cell 5
+    nowrap = re.search(r"\}\s*([^{}]*)\{white-space: nowrap\}", page).group(1)
+    assert {int(n) for n in re.findall(r"td:nth-child\((\d+)\)", nowrap)} == {2, 3, 4}  # intervals stay whole
     assert "iron deficiency" in page
     labelled = dataframe_html(df.set_index("query"))  # the query is a row label now: still the first column
     assert left_aligned_columns(labelled) == {1, 5} and "td:nth-child(1) {font-weight: bold}" in labelled

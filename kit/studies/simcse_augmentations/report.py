@@ -149,7 +149,7 @@ def record_results(
             "per_seed": results.to_dict("records"),
             "mean": means.to_dict("index"),
             "fewshot": fewshot.to_dict("records"),
-            "best_by_dev": best,
+            "best_on_selection": best,
             "instance_weighting_effect": iw_effect,
             "retrieval": None if retrieval is None else retrieval.to_dict("records"),
             "suite": None if suite is None else suite.record(),
@@ -157,7 +157,7 @@ def record_results(
         headline={
             "name": f"{study.eval_name} all-pairs Spearman x100 ({study.row_label(best)}, best on the selection data)",
             "value": float(means.loc[best, "spearman_all"] * 100),
-            "comparison": suite.comparison(best) if suite else None,
+            "comparison": suite.comparison(best, study.headline_task(suite)) if suite else None,
         },
         corpus_sentences=len(study.corpus),
     )

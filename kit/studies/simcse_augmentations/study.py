@@ -33,7 +33,7 @@ from kit.data import (
 )
 from kit.evaluation.probes import ProbeFit, ProbeTask, chineseblue_probes
 from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
-from kit.evaluation.rows import PaperEffect
+from kit.evaluation.rows import PaperEffect, SuiteReport
 from kit.evaluation.sts import sts_report
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import select
@@ -413,13 +413,18 @@ class Study(StudyBase):
 
     def tables(self, results: pd.DataFrame) -> dict[str, pd.DataFrame]:
         """The study's result tables, titled; the first is the headline table."""
-        cosine_title = f"{self.eval_name}: cosine Spearman x100 (dev, test, all pairs), alignment and uniformity" + (
+        cosine_title = f"{self.eval_name}: cosine Spearman x100 (test, all pairs, dev), alignment and uniformity" + (
             " of the cosine view (0/1 labels as scores)" if self.p.language == "zh" else ""
         )
         tables = {cosine_title: summarize(results, METRICS)}
         if self.p.language == "zh":
             tables = {"ChineseBLUE: probe scores x100 on test": chineseblue_table(results), **tables}
         return tables
+
+    def headline_task(self, suite: SuiteReport) -> str | None:
+        """The suite task that holds the headline number's items (all BIOSSES pairs, en), so that the reports index
+        sets the comparison beside the score it is about; None (the largest headline task) when there is none."""
+        return "biosses-all" if self.p.language == "en" and "biosses-all" in {t.name for t in suite.tasks} else None
 
     def best_trained_method(self, results: pd.DataFrame) -> str:
         """The trained row with the highest mean selection score at its selected checkpoints (what ``select_on``
