@@ -25,15 +25,18 @@ def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
 
 
-def row_styles(names) -> dict[str, dict]:
-    """A look per row: tab10's colours in turn, and after each ten rows the next dash pattern and marker, so
-    that 15 rows stay apart (tab20's light/dark pairs do not). Figures given the same ``order`` (every row of
-    the report, in table order) draw each row alike, whichever rows each of them shows."""
+def row_styles(shown, order=None) -> dict[str, dict]:
+    """The look of each row in ``shown``, by its place in ``order`` (every row of the report, in table order;
+    rows not in it come after): tab10's colours in turn, and after each ten rows the next dash pattern and
+    marker, so that 15 rows stay apart (tab20's light/dark pairs do not). Figures given the same ``order``
+    draw each row alike, whichever rows each of them shows."""
     colors = sns.color_palette("tab10")
     dashes, markers = ["", (4, 2), (1, 1.5), (6, 2, 1, 2)], ["o", "s", "^", "D"]
+    place = {name: i for i, name in enumerate(dict.fromkeys([*(order or []), *shown]))}
     return {
         name: {"color": colors[i % 10], "dashes": dashes[i // 10 % 4], "marker": markers[i // 10 % 4]}
-        for i, name in enumerate(dict.fromkeys(names))
+        for name, i in place.items()
+        if name in set(shown)
     }
 
 
@@ -64,7 +67,7 @@ def training_curves(
     ]
     for col in (first[0], "spearman_all"):
         h[col] = h[col] * 100
-    styles = {name: style for name, style in row_styles([*(order or []), *h.row]).items() if name in set(h.row)}
+    styles = row_styles(h.row, order)
     fig, axes = plt.subplots(1, len(panels), figsize=(24, 4.2))
     for ax, (col, title) in zip(axes, panels):
         drawn = h.dropna(subset=[col])  # none where a run diverged and logged NaN only: the panel stays empty
@@ -107,7 +110,7 @@ def alignment_uniformity(
         .groupby("row", sort=False)[["alignment", "uniformity", "spearman_all"]]
         .mean()
     )
-    styles = row_styles([*(order or []), *means.index])
+    styles = row_styles(means.index, order)
     if histories is not None and len(histories):
         first = histories[histories.seed == histories.seed.min()]
         for name, grp in first.assign(row=_named(first)).groupby("row", sort=False):
@@ -152,7 +155,7 @@ def fewshot_curve(
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     d = fewshot.assign(score=fewshot[metric] * 100, row=_named(fewshot))
-    styles = {name: style for name, style in row_styles([*(order or []), *d.row]).items() if name in set(d.row)}
+    styles = row_styles(d.row, order)
     sns.lineplot(
         d,
         x="percent",
