@@ -25,7 +25,7 @@ from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.families import format_adjusted
 from kit.paths import PROJECT_ROOT
 from kit.report.index import corrected_families, findings, headline_comparisons
-from kit.report.tables import duration, number, signed_interval
+from kit.report.tables import column_title, duration, number, signed_interval
 
 DOCS = PROJECT_ROOT / "docs"
 SNAPSHOTS = DOCS / "results"
@@ -121,11 +121,12 @@ def _cell(value) -> str:
 
 
 def markdown_table(rows: Sequence[dict]) -> str:
-    """A list of records (a report's table as ``results.json`` keeps it) as a Markdown table."""
+    """A list of records (a report's table as ``results.json`` keeps it) as a Markdown table, its metric columns
+    titled as the report titles them."""
     if not rows:
         return "(empty)\n"
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = ["| " + " | ".join(map(column_title, columns)) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 

@@ -51,11 +51,33 @@ def summarize(results: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+# A metric's field name (``results.json``'s key, stable for scripts) -> its column title in what a person reads.
+COLUMN_TITLES = {
+    "spearman_test": "Spearman test",
+    "spearman_all": "Spearman all pairs",
+    "spearman_dev": "Spearman dev",
+    "spearman_entity": "Spearman entity pairs",
+    "spearman_medsts": "Spearman MedSTS",
+    "rouge1": "ROUGE-1",
+    "rouge2": "ROUGE-2",
+    "rougeL": "ROUGE-L",
+    "focus_accuracy": "focus accuracy",
+    "hit_at_1": "hit@1",
+}
+
+
+def column_title(key) -> str:
+    """The title a table shows for the column ``key``: ``COLUMN_TITLES``' name for a metric field, else ``key``."""
+    return COLUMN_TITLES.get(key, key)
+
+
 def write_tables(report_dir: Path, tables: dict[str, pd.DataFrame]) -> dict:
-    """``results_table.txt`` (every table, titled; the batch runner prints it) and the tables as
-    records for ``results.json``."""
+    """``results_table.txt`` (every table, titled, its metric columns by ``column_title``; the batch runner prints
+    it) and the tables as records for ``results.json`` (keyed by the field names)."""
     tables = {title: _labels_as_columns(table) for title, table in tables.items()}
-    text = "\n\n".join(f"{title}\n{table.to_string(index=False)}" for title, table in tables.items())
+    text = "\n\n".join(
+        f"{title}\n{table.rename(columns=column_title).to_string(index=False)}" for title, table in tables.items()
+    )
     write_text_atomic(Path(report_dir) / "results_table.txt", text)
     return {title: table.to_dict("records") for title, table in tables.items()}
 
@@ -74,10 +96,11 @@ def dataframe_html(df: pd.DataFrame) -> str:
     a number, "mean ± std" or an interval); JupyterLab's style, which the reports use, right-aligns every cell,
     which makes sentences hard to read; a number column does not wrap ("+1.8 [−3.7,⏎+8.2]"). Row labels that
     mean something become the first columns, in bold, as in ``results_table.txt`` (one header row, not pandas'
-    second row of index names); a default 0, 1, ... index says nothing and is left out."""
+    second row of index names); a default 0, 1, ... index says nothing and is left out. Metric columns show their
+    ``column_title``."""
     table_id = f"kit-table-{next(_table_ids)}"
     labels = 0 if isinstance(df.index, pd.RangeIndex) else df.index.nlevels
-    df = _labels_as_columns(df).rename_axis(columns=None)  # a named columns axis (after pivot) adds a cell
+    df = _labels_as_columns(df).rename_axis(columns=None).rename(columns=column_title)  # a named axis adds a cell
     body = df.to_html(
         table_id=table_id,
         index=False,

@@ -55,3 +55,20 @@ def test_a_missing_number_reads_n_a():
     from kit.report.tables import number
 
     assert [number(None), number(float("nan")), number(0.8312, scale=100)] == ["n/a", "n/a", "83.12"]
+
+
+def test_metric_columns_read_as_titles_in_the_html_the_text_file_and_the_docs_while_the_records_keep_field_names(
+    tmp_path,
+):
+    from kit.docs import markdown_table
+    from kit.report.tables import write_tables
+
+    table = pd.DataFrame({"method": ["SimCSE"], "spearman_test": ["80.1 ± 0.2"], "rougeL": ["31.0"], "seeds": [3]})
+    page = dataframe_html(table)
+    assert "<th>Spearman test</th>" in page and "<th>ROUGE-L</th>" in page and "spearman_test" not in page
+    records = write_tables(tmp_path, {"t": table})
+    assert list(records["t"][0]) == ["method", "spearman_test", "rougeL", "seeds"]  # scripts' keys unchanged
+    text = (tmp_path / "results_table.txt").read_text()
+    assert "Spearman test" in text and "spearman_test" not in text
+    header = markdown_table(records["t"]).splitlines()[0]
+    assert header == "| method | Spearman test | ROUGE-L | seeds |"
