@@ -17,7 +17,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def select(names: Iterable[str] | None = None) -> list[Task]:
-    """Tasks by name or group (``all``, ``en``, ``zh``, ``sts``, ``retrieval``, ``pair_classification``), in
+    """Tasks by name or group (``all``, ``en``, ``zh`` or a task type: ``GROUPS``), in
     suite order and without repeats; None: every task. An unknown name raises ``KeyError`` listing the choices."""
     chosen: set[str] = set()
     for name in names or ["all"]:
