@@ -80,7 +80,9 @@ def _describe_en(study: Study) -> str:
 
 
 def fewshot_note(study: Study) -> str:
-    """What the few-shot curve can show at this budget (Markdown)."""
+    """What the few-shot curve can show at this budget (Markdown), or that the run file asked for none."""
+    if not study.p.fewshot_percents:
+        return "Not run here: the run file's `fewshot_percents` is empty."
     seen = study.p.steps * study.p.batch_size
     share = 100 * seen / len(study.corpus)
     return (
