@@ -23,6 +23,7 @@ from pathlib import Path
 from kit.core.cli import Parser
 from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.families import format_adjusted
+from kit.evaluation.rows import PaperEffect
 from kit.paths import PROJECT_ROOT
 from kit.report.index import corrected_families, findings, headline_comparisons
 from kit.report.tables import column_title, duration, number, signed_interval
@@ -205,13 +206,8 @@ def _power(record: dict) -> str:
         return (
             f"The paper claims {claim['claim']}, {claim['effect']:+.1f} points on `{claim['task']}`, not scored here."
         )
-    d = detectable[len(detectable) // 2]
-    verdict = "can" if d <= abs(claim["effect"]) else "cannot"
-    return (
-        f"The paper claims {claim['claim']}, {claim['effect']:+.1f} points on `{claim['task']}`; this run's "
-        f"comparisons there detect {d:.1f} points (80% power at the family's level, median over the rows), so it "
-        f"{verdict} tell an effect of that size from none."
-    )
+    where = "this run's comparisons (at the family's level, median over the rows)"
+    return PaperEffect(**claim).against(detectable[len(detectable) // 2], where)
 
 
 def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:

@@ -117,7 +117,7 @@ def test_study_report_has_every_table_and_figure(reports):
     table = (run / "results_table.txt").read_text(encoding="utf-8")
     assert "Evaluation suite, headline tasks" in table and "family interval" in table and "p (holm)" in table
     assert suite["correction"] == "holm" and {line["family_size"] for line in lines} == {len(lines)}
-    assert "Holm over the" in page and "paper claims" in page  # the verdicts follow the family; power vs the paper
+    assert "Holm over the" in page and "80% power to detect" in page  # the verdicts follow the family; power
 
 
 def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):

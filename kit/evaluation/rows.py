@@ -255,6 +255,17 @@ class PaperEffect:
     effect: float
     claim: str
 
+    def against(self, detectable: float, where: str = "the comparisons here") -> str:
+        """The claim beside the difference ``where`` detects with 80% power: whether an effect of the claimed size
+        would be found with at least that power. The claim is the paper's, with its model and corpus; a run on
+        another model or corpus may have an effect of another size."""
+        power = "at least" if detectable <= abs(self.effect) else "less than"
+        return (
+            f"The paper claims {self.claim}, {self.effect:+.1f} points with its model and corpus; {where} have 80% "
+            f"power to detect {detectable:.1f} on `{self.task}`, so they would find an effect of the claimed size with "
+            f"{power} 80% power."
+        )
+
 
 @dataclass
 class SuiteReport:
@@ -387,8 +398,8 @@ class SuiteReport:
 
     def power(self) -> str:
         """The smallest difference the comparisons of each task detect (80% power at their family's level,
-        median over the rows whose outputs differ from their baseline's), and whether the paper's claimed effect is
-        one this design can detect."""
+        median over the rows whose outputs differ from their baseline's), and the paper's claimed effect beside it
+        (``PaperEffect.against``)."""
         lines = compared_lines(self.compared)
         lines = lines[lines.family_detectable > 0]  # a row with its baseline's outputs detects nothing to compare
         per_task = lines.groupby("task", sort=False).family_detectable.median()
@@ -404,12 +415,7 @@ class SuiteReport:
                 "does not compare on."
             )
         elif claim:
-            d = per_task[claim.task]
-            out += (
-                f" The paper claims {claim.claim}, {claim.effect:+.1f} points; this design detects {d:.1f} on "
-                f"`{claim.task}`, so it {'can' if d <= abs(claim.effect) else 'cannot'} tell an effect of that size "
-                "from none."
-            )
+            out += " " + claim.against(per_task[claim.task])
         return out
 
     def verdict(self) -> str:

@@ -131,3 +131,10 @@ def test_the_table_marks_differences_significant_after_the_correction(compared):
     plain = rows.table(compared, correction="none").droplevel("task")
     assert "p (holm)" not in plain and plain.loc["+ shuffled", "p"].endswith(" *")
     assert shown.loc["starting model", "difference"] == "" and shown.loc["SimCSE", "vs"] == "starting model"
+
+
+def test_the_papers_effect_is_set_beside_the_power_of_this_design_not_called_told_apart():
+    claim = rows.PaperEffect("biosses-all", 4.3, "augmentation X beats SimCSE (85.4 vs 81.0)")
+    found, missed = claim.against(2.8), claim.against(6.0)
+    assert found.endswith("with at least 80% power.") and missed.endswith("with less than 80% power.")
+    assert "with its model and corpus" in found and "80% power to detect 2.8 on `biosses-all`" in found

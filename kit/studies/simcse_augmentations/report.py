@@ -21,17 +21,28 @@ def describe(study: Study) -> str:
     return _describe_en(study) if study.p.language == "en" else _describe_zh(study)
 
 
+UNKNOWN_SHARE_BLIND = 0.2
+"""A [UNK] share from which a model is said to see little of the Chinese text (MiniLM's English vocabulary: 70%)."""
+
+
 def _describe_zh(study: Study) -> str:
     p, m = study.p, study.model_source
     encoder = Encoder.from_pretrained(p.model, p.pooler)
     unk = encoder.unknown_token_share(study.corpus[:2000])
+    vocabulary = (
+        f" Its vocabulary maps {unk:.1%} of the corpus's tokens to [UNK] (measured on 2,000 training sentences)"
+    )
     sub = (
-        f" **Substitute** for hfl/chinese-bert-wwm-ext (no Chinese model is available offline). Its vocabulary "
-        f"maps {unk:.0%} of the corpus's tokens to [UNK] (measured on 2,000 training sentences), so it sees "
-        "mostly sentence length, punctuation, digits and the few common characters it knows: the numbers test "
-        "the kit's Chinese pipeline, not the methods, and are not comparable with the paper's."
+        " **Substitute** for hfl/chinese-bert-wwm-ext (no Chinese model is available offline)."
+        + vocabulary
+        + (
+            ", so it sees mostly sentence length, punctuation, digits and the few common characters it knows: the "
+            "numbers test the kit's Chinese pipeline, not the methods, and are not comparable with the paper's."
+            if unk >= UNKNOWN_SHARE_BLIND
+            else ". Its numbers are not comparable with the paper's: the model named above is not the paper's."
+        )
         if m.substitute_for
-        else f" Its vocabulary maps {unk:.1%} of the corpus's tokens to [UNK]."
+        else vocabulary + "."
     )
     corpus = (
         f"{len(study.corpus):,} sentences from {p.corpus_path}"
@@ -58,7 +69,7 @@ def _describe_en(study: Study) -> str:
     p, m = study.p, study.model_source
     sub = f" **Substitute** for {m.substitute_for}." if m.substitute_for else ""
     corpus_note = (
-        " This is a substitute for the papers' 1M PubMed sentences (about 2% of PubMed 200k RCT)."
+        f" This is a substitute for the papers' 1M PubMed sentences, {100 * len(study.corpus) / 1e6:.3g}% of that size."
         if p.corpus_path is None
         else ""
     )
