@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,13 +202,13 @@ def _power(record: dict) -> str:
     lines = [line for line in suite.get("lines", []) if line.get("baseline") and line.get("family_detectable")]
     if not claim:
         return "The study declares no paper effect to set beside it."
-    detectable = sorted(line["family_detectable"] for line in lines if line["task"] == claim["task"])
+    detectable = [line["family_detectable"] for line in lines if line["task"] == claim["task"]]
     if not detectable:
         return (
             f"The paper claims {claim['claim']}, {claim['effect']:+.1f} points on `{claim['task']}`, not scored here."
         )
     where = "this run's comparisons (at the family's level, median over the rows)"
-    return PaperEffect(**claim).against(detectable[len(detectable) // 2], where)
+    return PaperEffect(**claim).against(statistics.median(detectable), where)  # the median the report states
 
 
 def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
@@ -310,12 +311,12 @@ def with_block(page: Path, block: str, markers: tuple[str, str] = MARKERS, *more
     """The text of ``page`` with what lies between ``markers`` replaced by ``block`` (and each further
     ``(block, markers)`` likewise); ValueError naming the page when it lacks a block's markers."""
     text = Path(page).read_text(encoding="utf-8")
-    for block, (start, end) in ((block, markers), *more):
+    for generated, (start, end) in ((block, markers), *more):
         if start not in text or end not in text:
             raise ValueError(f"{page}: the generated block's markers are missing ({start} ... {end})")
         before, rest = text.split(start, 1)
         _, after = rest.split(end, 1)
-        text = f"{before}{start}\n{block}{end}{after}"
+        text = f"{before}{start}\n{generated}{end}{after}"
     return text
 
 

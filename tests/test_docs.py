@@ -184,3 +184,11 @@ def test_a_kit_evaluate_record_whose_tasks_lack_their_numbers_is_refused_before_
         docs.main(["snapshot", str(folder)])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "not a finished kit.evaluate's evaluation.json (a task lacks 'items')" in line
+
+
+def test_the_docs_state_the_same_median_detectable_difference_as_the_report():
+    """Two rows on the paper's task detect 2.0 and 4.0: the report's median (``SuiteReport.power``) is 3.0."""
+    claim = {"task": "biosses-all", "effect": 4.3, "claim": "X over SimCSE"}
+    lines = [{"task": "biosses-all", "baseline": "simcse", "family_detectable": d} for d in (4.0, 2.0)]
+    text = docs._power({"metrics": {"suite": {"paper_effect": claim, "lines": lines}}})
+    assert "80% power to detect 3.0 on `biosses-all`" in text
