@@ -268,6 +268,22 @@ class StudyBase:
         """(the study's own dev split in words, its texts): what the ``dev`` entry of ``select_on`` names."""
         raise NotImplementedError
 
+    def headline_spearman(self) -> tuple[str, str]:
+        """The STS column a headline reads and its words: all pairs, or the test pairs alone when ``select_on``
+        holds the study's own dev split, whose pairs the all-pairs score includes."""
+        if not self.NO_SELECTION and "dev" in self.p.select_on:
+            return "spearman_test", "test-pair Spearman"
+        return "spearman_all", "all-pairs Spearman"
+
+    def all_pairs_caveat(self) -> str:
+        """A sentence for the checkpoint policy when the all-pairs column holds the selection pairs, else ''."""
+        if self.headline_spearman()[0] == "spearman_all":
+            return ""
+        return (
+            f" The all-pairs column includes the {len(self.own_dev()[1]) // 2} dev pairs that select the checkpoint, "
+            "so the headline and the seed spread read the test pairs alone."
+        )
+
     def selected_on(self) -> str:
         """What selected the checkpoints, in words for the reports: ``select_on``, or ``NO_SELECTION``."""
         if self.NO_SELECTION:

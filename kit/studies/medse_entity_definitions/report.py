@@ -42,7 +42,8 @@ def describe(study: Study) -> str:
         f"**Training** (every trained row): {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length "
         f"{p.max_length}, "
         f"temperature {p.temperature}, seeds {p.seeds}; evaluated every {p.eval_every} steps, the checkpoint that "
-        f"scores best on {study.selected_on()} is kept. MED-SE: lambda {p.lam}, entity encoder "
+        f"scores best on {study.selected_on()} is kept.{study.all_pairs_caveat()} MED-SE: lambda {p.lam}, entity "
+        f"encoder "
         f"`{p.entity_encoder}`, "
         f"entity temperature {p.entity_temperature}, definition encoder "
         f"{'trained' if p.definition_trainable else 'frozen'} "
@@ -66,7 +67,7 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
             f"{last:.3f} in the last (uniform guessing over the batch's n entity rows gives log n, here about "
             f"{np.log((1 - study.p.none_share) * study.p.batch_size):.2f})."
         )
-    lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
+    lines.append(f"- {seed_spread(results, *study.headline_spearman())}")
     return "\n".join(lines)
 
 
@@ -83,6 +84,7 @@ def record_results(
     trained = study.trained_rows()
     head = "medse" if "medse" in set(results.method) else best_row(results, "spearman_dev", trained or None)
     means = results.drop(columns=["label", "seed"]).groupby("method").mean()
+    column, words = study.headline_spearman()
     return study.write_record(
         record,
         {**tables, **suite.tables()} if suite else tables,
@@ -94,8 +96,8 @@ def record_results(
             "suite": None if suite is None else suite.record(),
         },
         headline={
-            "name": f"BIOSSES all-pairs Spearman x100 ({ROWS[head].label})",
-            "value": float(means.loc[head, "spearman_all"] * 100),
+            "name": f"BIOSSES {words} x100 ({ROWS[head].label})",
+            "value": float(means.loc[head, column] * 100),
             "comparison": suite.comparison(head) if suite else None,
         },
         entity_pairs=len(study.entity_pairs),

@@ -58,7 +58,8 @@ def _describe_zh(study: Study) -> str:
         f"length {p.probe_max_length}. Retrieval over all {len(study.retrieval_texts):,} cMedQQ test questions.\n\n"
         f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
         f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((study.sts.split == 'dev').sum())} dev pairs); the "
-        f"cosine view's test half ({int((study.sts.split == 'test').sum())} pairs) is never used for selection.\n\n"
+        f"cosine view's test half ({int((study.sts.split == 'test').sum())} pairs) is never used for selection."
+        f"{study.all_pairs_caveat()}\n\n"
         f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
         f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
         f"{p.iw_phi}."
@@ -87,6 +88,7 @@ def _describe_en(study: Study) -> str:
         f"{study.selected_on()} (step 0 excluded); every other number is read at that checkpoint and never used "
         "for selection."
         + (" With 16 dev pairs this selection is itself noisy." if p.language == "en" and "dev" in p.select_on else "")
+        + study.all_pairs_caveat()
     )
 
 
@@ -141,7 +143,7 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
                 else "."
             )
         )
-    lines.append(f"- {seed_spread(results, 'spearman_all', 'all-pairs Spearman')}")
+    lines.append(f"- {seed_spread(results, *study.headline_spearman())}")
     return "\n".join(lines)
 
 
@@ -159,6 +161,7 @@ def record_results(
     ``results_table.txt``."""
     best = study.best_trained_method(results)
     means = results.drop(columns=["label", "seed", "best_step", "selection"]).groupby("method").mean()
+    column, words = study.headline_spearman()
     return study.write_record(
         record,
         {**tables, **suite.tables()} if suite else tables,
@@ -172,8 +175,8 @@ def record_results(
             "suite": None if suite is None else suite.record(),
         },
         headline={
-            "name": f"{study.eval_name} all-pairs Spearman x100 ({study.row_label(best)}, best on the selection data)",
-            "value": float(means.loc[best, "spearman_all"] * 100),
+            "name": f"{study.eval_name} {words} x100 ({study.row_label(best)}, best on the selection data)",
+            "value": float(means.loc[best, column] * 100),
             "comparison": suite.comparison(best, study.headline_task(suite)) if suite else None,
         },
         corpus_sentences=len(study.corpus),

@@ -1,14 +1,17 @@
 """Study 1's orchestration without training (the notebook smoke runs train)."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from sentence_transformers import SentenceTransformer
 
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_ALL
-from kit.studies.simcse_augmentations import Params, Study
+from kit.report.record import RunRecord
+from kit.studies.simcse_augmentations import Params, Study, report
 from kit.studies.simcse_augmentations.params import ROWS
 from kit.study import SUITE_FILE
 
@@ -96,3 +99,29 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
     recorded = load_outputs(run_dir / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"])
+
+
+def test_the_headline_leaves_out_the_dev_pairs_that_select_the_checkpoint(tmp_path):
+    """The all-pairs score holds the dev pairs: when ``dev`` selects, the headline and the seed spread read the
+    test pairs, say so, and the checkpoint policy names the leak of the all-pairs column; otherwise all pairs."""
+    results = pd.DataFrame(
+        {
+            "method": ["zero_shot", "simcse", "simcse"],
+            "label": ["start", "SimCSE", "SimCSE"],
+            "seed": [0, 0, 1],
+            "best_step": [0, 10, 10],
+            "selection": [0.0, 0.5, 0.5],
+            "spearman_test": [0.1, 0.2, 0.4],
+            "spearman_all": [0.7, 0.8, 0.8],
+            "spearman_dev": [0.9, 0.9, 0.9],
+        }
+    )
+    for select_on, headline, spread in ((["dev"], 30.0, "test-pair"), (["rqe-validation"], 80.0, "all-pairs")):
+        params = {"model": "tiny-random-bert", "map_sentences": 0, "corpus_size": 100, "select_on": select_on}
+        study = Study(Params.from_dict(params), tmp_path / select_on[0])
+        record = RunRecord("simcse_augmentations", study.report_dir, study.p.to_dict())
+        path = report.record_results(study, record, results, pd.DataFrame(), {}, None)
+        written = json.loads(path.read_text())["headline"]
+        assert written["value"] == pytest.approx(headline) and spread in written["name"]
+        assert f"Seed-to-seed std of {spread} Spearman" in report.verdict(study, results)
+        assert ("dev pairs that select the checkpoint" in report.describe(study)) == (select_on == ["dev"])
