@@ -72,13 +72,13 @@ def _minilm_path() -> str:
 PRETRAINED_FOLDER = PROJECT_ROOT / "models"
 PRETRAINED = {  # alias -> (description, what it stands in for); the folders are written by kit.pretrain
     "pubmed-bert-mini": (
-        "pubmed-bert-mini: a raw 4-layer, 256-wide BERT with a WordPiece vocabulary learnt from PubMed, pretrained "
+        "a raw 4-layer, 256-wide BERT with a WordPiece vocabulary learnt from PubMed, pretrained "
         "from scratch by kit.pretrain (masked LM only) on the shared PubMed sentences (models/pubmed-bert-mini)",
         "bert-base-uncased (a raw masked-language model, as in the papers, but 20x smaller and trained on a few "
         "million tokens instead of billions)",
     ),
     "chineseblue-bert-mini": (
-        "chineseblue-bert-mini: a raw 4-layer, 256-wide BERT with a character vocabulary, pretrained from scratch "
+        "a raw 4-layer, 256-wide BERT with a character vocabulary, pretrained from scratch "
         "by kit.pretrain (masked LM only) on the ChineseBLUE training sentences (models/chineseblue-bert-mini)",
         "hfl/chinese-bert-wwm-ext (a raw masked-language model, as in the paper, but 20x smaller and trained on "
         "the ChineseBLUE training sentences only)",
@@ -178,7 +178,7 @@ def resolve_model(name: str) -> ModelSource:
             f"random-initialised {spec.architecture.upper()} ({shape})",
             "any model",
         )
-    return ModelSource(name, name, f"{name} via transformers.from_pretrained")
+    return ModelSource(name, name, "a Hugging Face hub name or a local folder, loaded by transformers.from_pretrained")
 
 
 def check_available(name: str) -> None:

@@ -349,7 +349,7 @@ class SuiteReport:
         left_out = {line.task: line.left_out for line in self.compared.itertuples() if line.left_out}
         shared = (
             " Left out of their task because they share a text with the checkpoint-selection data: "
-            + ", ".join(f"{n} items of `{t}`" for t, n in left_out.items())
+            + ", ".join(f"{n} item{'s' * (n != 1)} of `{t}`" for t, n in left_out.items())
             + "."
             if left_out
             else ""
@@ -373,7 +373,9 @@ class SuiteReport:
             "the row's seeds; each comparison (column `vs`): the paired difference (the same item draws for both "
             "rows; each draw resamples the seeds too, seed by seed when both rows have the same seeds) with its "
             "interval and its p-value from the same replicates (twice the share of replicates beyond zero), so "
-            f"the two never disagree.{self._depth(lines)}{family} Checkpoints were selected on {self.selected_on}."
+            "the two never disagree. A replicate at exactly zero counts on both sides: two rows that differ on few "
+            "items, whose replicates are mostly zero, get p near 1 beside an interval that ends at zero."
+            f"{self._depth(lines)}{family} Checkpoints were selected on {self.selected_on}."
             f"{shared}{smallest}"
         )
 

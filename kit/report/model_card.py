@@ -127,7 +127,7 @@ def kit_section(model: SavedModel, record: dict, run_seconds: float, run_file: s
         ("study", f"`{record['notebook']}`"),
         ("table row", f"{facts['label']} (`{facts['row']}`)"),
         ("seed", f"{facts['seed']}, the first of the row's seeds {facts['seeds']}"),
-        ("base model", record.get("model", p.get("model", "?"))),
+        ("base model", f"`{p.get('model', '?')}`: {record.get('model', '?')}"),
         *([("stands in for", stands_in)] if stands_in else []),
         ("training data", facts["data"]),
         ("training time", f"{duration(run_seconds)} on {record.get('device', '?')} (its run, scoring included)"),

@@ -38,15 +38,21 @@ def duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
+TASK_CONSTANTS = ("chance",)
+"""Metrics of the task, not the model: the same for every row and seed."""
+
+
 def summarize(results: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     """One row per ``method`` (in row order, labelled by its ``label``): the number of seeds and each
-    metric as mean ± std over seeds; Spearman, hit rates and chance x100 with 2 decimals, others with 3."""
+    metric as mean ± std over seeds; Spearman, hit rates and chance x100 with 2 decimals, others with 3. A metric
+    of the task alone (``TASK_CONSTANTS``: a random ranking's hit rate) is the same for every seed: shown alone."""
     out = []
     for _, grp in results.groupby("method", sort=False):
         row = {"method": grp["label"].iloc[0], "seeds": len(grp)}
         for m in metrics:
             percent = m.startswith(("spearman", "hit_at", "chance"))
-            row[m] = mean_std(grp[m].to_numpy() * (100 if percent else 1), 2 if percent else 3)
+            values = grp[m].to_numpy() * (100 if percent else 1)
+            row[m] = mean_std(values[:1] if m in TASK_CONSTANTS else values, 2 if percent else 3)
         out.append(row)
     return pd.DataFrame(out)
 

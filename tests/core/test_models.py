@@ -123,6 +123,7 @@ def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
     enc = Encoder.from_pretrained(alias, "cls_before_pooler")
     assert next(enc.parameters()).dtype == torch.float32
     assert enc.source.substitute_for and "kit.pretrain" in enc.source.description
+    assert not enc.source.description.startswith(alias)  # the reports write "`alias`: description"
     assert enc.unknown_token_share([text]) == 0.0
     assert enc.encode([text]).shape == (1, enc.dim)
 

@@ -4,7 +4,7 @@ import re
 
 import pandas as pd
 
-from kit.report.tables import dataframe_html
+from kit.report.tables import dataframe_html, summarize
 
 
 def left_aligned_columns(page: str) -> set[int]:
@@ -72,3 +72,9 @@ def test_metric_columns_read_as_titles_in_the_html_the_text_file_and_the_docs_wh
     assert "Spearman test" in text and "spearman_test" not in text
     header = markdown_table(records["t"]).splitlines()[0]
     assert header == "| method | Spearman test | ROUGE-L | seeds |"
+
+
+def test_a_metric_of_the_task_is_shown_alone_and_a_models_metric_with_its_seed_spread():
+    results = pd.DataFrame({"method": ["a", "a"], "label": ["A", "A"], "hit_at_1": [0.5, 0.7], "chance": [0.1, 0.1]})
+    row = summarize(results, ("hit_at_1", "chance")).iloc[0]
+    assert (row.seeds, row.hit_at_1, row.chance) == (2, "60.00 ± 14.14", "10.00")

@@ -62,7 +62,9 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.sep_token_id
     return Summarizer(
-        model, tokenizer, f"BERT2BERT from {resolve_model(name).description} (cross-attention newly initialised)"
+        model,
+        tokenizer,
+        f"BERT2BERT from `{name}`: {resolve_model(name).description} (cross-attention newly initialised)",
     )
 
 
