@@ -149,10 +149,18 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
             f"{html.escape(r.get('finished', ''))}<br>{r.get('wall_seconds', '')} s notebook{trainings}<br>"
             f"<code>{html.escape(r.get('git_commit', '')[:12])}</code>"
         )
-        return False, _tr([run, result, thumb, provenance, html.escape(r.get("model", ""))])
+        return False, _tr([run, result, thumb, provenance, _model(r)])
     except (ValueError, AttributeError, TypeError, KeyError) as err:  # a damaged record must not hide the others
         print(f"[kit.batch] {folder / 'results.json'} is unreadable ({err}); the index lists it so", file=sys.stderr)
         return True, _tr([run, f"<b>unreadable</b>: {html.escape(f'results.json: {err}')}", "", "", ""], "failed")
+
+
+def _model(record: dict) -> str:
+    """The run's model as the index shows it: its name, then what it is."""
+    name = html.escape(str(record.get("parameters", {}).get("model") or ""))
+    return (
+        f"<code>{name}</code>: {html.escape(record.get('model', ''))}" if name else html.escape(record.get("model", ""))
+    )
 
 
 def _tr(cells: list[str], css: str = "") -> str:

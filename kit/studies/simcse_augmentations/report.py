@@ -86,8 +86,8 @@ def _describe_en(study: Study) -> str:
         f"temperature {p.temperature}, seeds {p.seeds}; MixCSE lambda {p.mix_lambda}, instance-weighting phi "
         f"{p.iw_phi}.\n\n"
         f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best score on "
-        f"{study.selected_on()} (step 0 excluded); every other number is read at that checkpoint and never used "
-        "for selection."
+        f"{study.selected_on()} (step 0 excluded); every other number is read at that checkpoint"
+        + ("." if "dev" in p.select_on else " and never used for selection.")
         + (" With 16 dev pairs this selection is itself noisy." if p.language == "en" and "dev" in p.select_on else "")
         + study.all_pairs_caveat()
     )

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ from sentence_transformers import SentenceTransformer
 
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_ALL
+from kit.evaluation.tasks import TASKS
 from kit.report.record import RunRecord
 from kit.studies.simcse_augmentations import Params, Study, report
 from kit.studies.simcse_augmentations.params import ROWS
@@ -125,3 +127,5 @@ def test_the_headline_leaves_out_the_dev_pairs_that_select_the_checkpoint(tmp_pa
         assert written["value"] == pytest.approx(headline) and spread in written["name"]
         assert f"Seed-to-seed std of {spread} Spearman" in report.verdict(study, results)
         assert ("dev pairs that select the checkpoint" in report.describe(study)) == (select_on == ["dev"])
+        suite = SimpleNamespace(tasks=[TASKS["biosses-all"], TASKS["biosses-test"]])
+        assert study.headline_task(suite) == ("biosses-test" if select_on == ["dev"] else "biosses-all")
