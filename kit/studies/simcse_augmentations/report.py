@@ -58,7 +58,8 @@ def _describe_zh(study: Study) -> str:
         f"F1 keeps), mean ± std over the training seeds; {study.probe_text_count:,} texts encoded per model at max "
         f"length {p.probe_max_length}. Retrieval over all {len(study.retrieval_texts):,} cMedQQ test questions.\n\n"
         f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best cMedQQ "
-        f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((study.sts.split == 'dev').sum())} dev pairs); the "
+        f"*dev* cosine Spearman (cosine vs the 0/1 label, {int((study.sts.split == 'dev').sum())} dev pairs; step 0 "
+        "excluded); the "
         f"cosine view's test half ({int((study.sts.split == 'test').sum())} pairs) is never used for selection."
         f"{study.all_pairs_caveat()}\n\n"
         f"**Training**: {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length {p.max_length}, "
@@ -124,7 +125,7 @@ def _verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None)
     lines.append(
         f"- Best trained row on the selection data ({', '.join(study.p.select_on)}): **{study.row_label(best)}** "
         f"(selection score x100 {100 * results.loc[results.method == best, 'selection'].mean():.2f}; cosine view: "
-        f"dev {means.loc[best, 'spearman_dev']:.2f}, "
+        f"{study.eval_name} dev {means.loc[best, 'spearman_dev']:.2f}, "
         f"test {means.loc[best, 'spearman_test']:.2f}, all pairs {means.loc[best, 'spearman_all']:.2f})."
     )
     if iw_effect is not None:
