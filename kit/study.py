@@ -156,6 +156,10 @@ class Study(Protocol):
     def run_label(self, *args) -> str: ...
 
 
+HEADLINE_TASKS = {"spearman_all": "biosses-all", "spearman_test": "biosses-test"}
+"""The suite task with the items of each BIOSSES headline column (studies 1 in English and 4)."""
+
+
 class StudyBase:
     """The run machinery of every study: ``run_dir`` names a run's folder from its settings, ``cached``
     computes a run once, ``suite_report`` compares the table's rows (the table-row protocol: a study declares
@@ -274,6 +278,13 @@ class StudyBase:
         if not self.NO_SELECTION and "dev" in self.p.select_on:
             return "spearman_test", "test-pair Spearman"
         return "spearman_all", "all-pairs Spearman"
+
+    def headline_task(self, suite: suite_rows.SuiteReport, column: str | None = None) -> str | None:
+        """The suite task that holds the items of the headline's ``column`` (default ``headline_spearman``'s):
+        ``HEADLINE_TASKS``, when the suite scores it, so that the reports index sets the comparison beside the
+        score it is about; None (the largest headline task) otherwise."""
+        task = HEADLINE_TASKS[column or self.headline_spearman()[0]]
+        return task if task in {t.name for t in suite.tasks} else None
 
     def all_pairs_caveat(self) -> str:
         """A sentence for the checkpoint policy when the all-pairs column holds the selection pairs, else ''."""

@@ -279,6 +279,9 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     assert medse and all(h["entity_loss"] > 0 for h in medse)
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
     assert suite["groups"] == {"headline tasks": ["biosses-all", "biosses-test", "rqe-test"]}
+    # BIOSSES dev selects here: the headline and its comparison read the test pairs, not all pairs
+    assert record["headline"]["name"].startswith("BIOSSES test-pair Spearman")
+    assert record["headline"]["comparison"].endswith("(on biosses-test)")
     left_out = {line["task"]: line["left_out"] for line in suite["lines"]}
     # BIOSSES dev selects the checkpoints: its 16 pairs and 3 more that reuse one of their sentences are left out
     assert left_out == {"biosses-all": 19, "biosses-test": 0, "rqe-test": 0}

@@ -99,7 +99,7 @@ def record_results(
         headline={
             "name": f"BIOSSES {words} x100 ({ROWS[head].label})",
             "value": float(means.loc[head, column] * 100),
-            "comparison": suite.comparison(head) if suite else None,
+            "comparison": suite.comparison(head, study.headline_task(suite, column)) if suite else None,
         },
         entity_pairs=len(study.entity_pairs),
     )

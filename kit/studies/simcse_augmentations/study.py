@@ -421,12 +421,9 @@ class Study(StudyBase):
             tables = {"ChineseBLUE: probe scores x100 on test": chineseblue_table(results), **tables}
         return tables
 
-    def headline_task(self, suite: SuiteReport) -> str | None:
-        """The suite task that holds the headline number's items (en: all BIOSSES pairs, or its test pairs when
-        ``headline_spearman`` reads those), so that the reports index sets the comparison beside the score it is
-        about; None (the largest headline task) when there is none."""
-        task = "biosses-test" if self.headline_spearman()[0] == "spearman_test" else "biosses-all"
-        return task if self.p.language == "en" and task in {t.name for t in suite.tasks} else None
+    def headline_task(self, suite: SuiteReport, column: str | None = None) -> str | None:
+        """``StudyBase.headline_task`` in English; None in Chinese: no suite task holds just the cosine view's pairs."""
+        return super().headline_task(suite, column) if self.p.language == "en" else None
 
     def best_trained_method(self, results: pd.DataFrame) -> str:
         """The trained row with the highest mean selection score at its selected checkpoints (what ``select_on``
