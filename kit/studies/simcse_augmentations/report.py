@@ -88,9 +88,11 @@ def _describe_en(study: Study) -> str:
         f"{p.iw_phi}.\n\n"
         f"**Checkpoint policy**: evaluate every {p.eval_every} steps and keep the evaluation with the best score on "
         f"{study.selected_on()} (step 0 excluded); every other number is read at that checkpoint"
-        + ("." if "dev" in p.select_on else " and never used for selection.")
-        + (" With 16 dev pairs this selection is itself noisy." if p.language == "en" and "dev" in p.select_on else "")
-        + study.all_pairs_caveat()
+        + (
+            ". With 16 dev pairs this selection is itself noisy." + study.all_pairs_caveat()
+            if "dev" in p.select_on
+            else " and never used for selection."
+        )
     )
 
 
