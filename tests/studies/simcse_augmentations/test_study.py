@@ -129,3 +129,17 @@ def test_the_headline_leaves_out_the_dev_pairs_that_select_the_checkpoint(tmp_pa
         assert ("dev pairs that select the checkpoint" in report.describe(study)) == (select_on == ["dev"])
         suite = SimpleNamespace(tasks=[TASKS["biosses-all"], TASKS["biosses-test"]])
         assert study.headline_task(suite) == ("biosses-test" if select_on == ["dev"] else "biosses-all")
+
+
+@pytest.mark.parametrize("select_on", [["dev"], ["cmedqq-dev"]])
+def test_the_chinese_checkpoint_policy_names_what_select_on_names(tmp_path, select_on):
+    """The zh policy said "cMedQQ dev cosine Spearman" whatever ``select_on`` held; it names the selection data."""
+    params = {"model": "tiny-random-bert", "language": "zh", "corpus_size": 100, "select_on": select_on}
+    study = Study(Params.from_dict(params), tmp_path)
+    policy = report.checkpoint_policy(study)
+    assert ("`cmedqq-dev`" in policy) == (select_on == ["cmedqq-dev"])
+    assert ("cosine vs the 0/1 label" in policy) == (select_on == ["dev"])
+    assert study.selected_on() in policy and "after step 0" in policy
+    # cMedQQ dev holds the cosine view's dev pairs: they are not "never used for selection"
+    assert ("pairs share a text with the selection data" in policy) == (select_on == ["cmedqq-dev"])
+    assert "never used for selection" not in policy.split("dev score")[0]
