@@ -286,13 +286,31 @@ class StudyBase:
         task = HEADLINE_TASKS[column or self.headline_spearman()[0]]
         return task if task in {t.name for t in suite.tasks} else None
 
-    def all_pairs_caveat(self) -> str:
-        """A sentence for the checkpoint policy when the all-pairs column holds the selection pairs, else ''."""
-        if self.headline_spearman()[0] == "spearman_all":
+    def selection_caveat(self) -> str:
+        """Sentences for the checkpoint policy of a study with scored pairs (``sts``, named ``eval_name``: BIOSSES,
+        or cMedQQ's cosine view): how many of them share a text with the selection data (``selection_texts``) and
+        what the headline reads because of it; '' when no selection."""
+        if self.NO_SELECTION:
             return ""
+        seen = self.selection_texts()
+        sts = self.sts
+        shares = np.array([a in seen or b in seen for a, b in zip(sts.sentence1, sts.sentence2)])
+
+        def share(n: int) -> str:
+            return f"{n:,} of which {'shares' if n == 1 else 'share'}" if n else "none of which shares"
+
+        if "dev" not in self.p.select_on:
+            if not shares.any():
+                return f" No {self.eval_name} pair shares a text with the selection data."
+            n = int(shares.sum())
+            return (
+                f" {n:,} of the {len(sts):,} {self.eval_name} pairs {'shares' if n == 1 else 'share'} a text with the "
+                "selection data; the all-pairs column includes them."
+            )
+        dev, test = (np.asarray(sts.split) == s for s in ("dev", "test"))
         return (
-            f" The all-pairs column includes the {len(self.own_dev()[1]) // 2} dev pairs that select the checkpoint, "
-            "so the headline and the seed spread read the test pairs alone."
+            f" The all-pairs column includes the {dev.sum():,} dev pairs, so the headline and the seed spread read "
+            f"the {test.sum():,} test pairs alone, {share(int(shares[test].sum()))} a text with the selection data."
         )
 
     def selected_on(self) -> str:

@@ -45,13 +45,22 @@ def _named(frame: pd.DataFrame) -> pd.Series:
     return frame["label"] if "label" in frame else frame["method"]
 
 
+ALL_PAIRS = ("spearman_all", "all-pairs Spearman")
+"""The default ``score`` of the figures: (its column, its words), as ``Study.headline_spearman`` gives them."""
+
+
 def training_curves(
-    histories: pd.DataFrame, eval_name: str = "BIOSSES", order: list[str] | None = None, selection: str | None = None
+    histories: pd.DataFrame,
+    eval_name: str = "BIOSSES",
+    order: list[str] | None = None,
+    selection: str | None = None,
+    score: tuple[str, str] = ALL_PAIRS,
 ) -> plt.Figure:
     """Per row over steps (mean line, band = ±1 std over seeds): the checkpoint-selection score (``selection``
-    says what it is; without it, the ``eval_name`` dev Spearman), the all-pairs Spearman, the training loss,
-    and the positive and negative cosines in two panels, so that each row keeps its line style in every panel;
-    one legend for all panels, below them, so no curve is hidden."""
+    says what it is; without it, the ``eval_name`` dev Spearman), the ``score`` (the headline's Spearman column;
+    the test pairs when the dev pairs select), the training loss, and the positive and negative cosines in two
+    panels, so that each row keeps its line style in every panel; one legend for all panels, below them, so no
+    curve is hidden."""
     h = histories.assign(row=_named(histories))
     first = (
         ("selection", f"selection score x100 ({selection})")
@@ -60,12 +69,12 @@ def training_curves(
     )
     panels = [
         first,
-        ("spearman_all", f"{eval_name} all-pairs Spearman"),
+        (score[0], f"{eval_name} {score[1]}"),
         ("loss", "training loss (since last eval)"),
         ("pos_cos", "positive pairs: mean cosine in batch"),
         ("neg_cos", "negative pairs: mean cosine in batch"),
     ]
-    for col in (first[0], "spearman_all"):
+    for col in (first[0], score[0]):
         h[col] = h[col] * 100
     styles = row_styles(h.row, order)
     fig, axes = plt.subplots(1, len(panels), figsize=(24, 4.2))
@@ -100,16 +109,13 @@ def alignment_uniformity(
     histories: pd.DataFrame | None = None,
     eval_name: str = "BIOSSES",
     order: list[str] | None = None,
+    score: tuple[str, str] = ALL_PAIRS,
 ) -> plt.Figure:
-    """Wang and Isola's plane: one point per row (mean over seeds, Spearman in the label), with the first
+    """Wang and Isola's plane: one point per row (mean over seeds, its ``score`` in the label), with the first
     seed's trajectory over training as a thin line. Lower is better on both axes. A row whose point is another's
     (an ablation that changed nothing) says so in the legend instead of hiding under it."""
     fig, ax = plt.subplots(figsize=(12, 6.5))
-    means = (
-        results.assign(row=_named(results))
-        .groupby("row", sort=False)[["alignment", "uniformity", "spearman_all"]]
-        .mean()
-    )
+    means = results.assign(row=_named(results)).groupby("row", sort=False)[["alignment", "uniformity", score[0]]].mean()
     styles = row_styles(means.index, order)
     if histories is not None and len(histories):
         first = histories[histories.seed == histories.seed.min()]
@@ -125,7 +131,7 @@ def alignment_uniformity(
             s=60 if twin == name else 160,
             marker=styles[name]["marker"],
             color=styles[name]["color"] if twin == name else "none",
-            label=f"{name} ({row.spearman_all * 100:.1f})" + (f", same point as {twin}" if twin != name else ""),
+            label=f"{name} ({row[score[0]] * 100:.1f})" + (f", same point as {twin}" if twin != name else ""),
             edgecolor=styles[name]["color"] if twin != name else "black",
             linewidths=2 if twin != name else 1,
             zorder=3 if twin == name else 2,
@@ -133,8 +139,7 @@ def alignment_uniformity(
     ax.set_xlabel("uniformity  (log E exp(-2||x-y||²), lower is better)")
     ax.set_ylabel("alignment  (E ||x-x⁺||², lower is better)")
     ax.set_title(
-        f"alignment vs uniformity on {eval_name} (label: all-pairs Spearman; thin lines: the first seed's path "
-        "over training)",
+        f"alignment vs uniformity on {eval_name} (label: {score[1]}; thin lines: the first seed's path over training)",
         fontsize=10,
     )
     ax.legend(fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")

@@ -83,3 +83,15 @@ def test_rows_ten_apart_differ_in_line_style_in_the_few_shot_curve_and_every_tra
         lines = [line for line in ax.get_lines() if len(line.get_xdata()) > 1]
         looks = {(tuple(line.get_color()), line.get_linestyle()) for line in lines}
         assert len(looks) == len(lines) == 12, ax.get_title()
+
+
+def test_the_figures_draw_the_score_they_are_given_not_always_all_pairs():
+    """When the dev pairs select, the all-pairs score holds them: the figures then draw the test pairs."""
+    rows = _rows(["SimCSE", "MixCSE"]).assign(spearman_test=0.25)
+    test_pairs = ("spearman_test", "test-pair Spearman")
+    curves = plots.training_curves(rows, "cMedQQ", score=test_pairs)
+    assert curves.axes[1].get_title() == "cMedQQ test-pair Spearman"
+    assert {round(y, 6) for line in curves.axes[1].get_lines() for y in line.get_ydata()} == {25.0}
+    plane = plots.alignment_uniformity(rows, eval_name="cMedQQ", score=test_pairs)
+    assert [t.get_text() for t in plane.axes[0].get_legend().get_texts()] == ["SimCSE (25.0)", "MixCSE (25.0)"]
+    assert "label: test-pair Spearman" in plane.axes[0].get_title()

@@ -42,7 +42,7 @@ def describe(study: Study) -> str:
         f"**Training** (every trained row): {p.steps} steps, batch {p.batch_size}, lr {p.lr}, max length "
         f"{p.max_length}, "
         f"temperature {p.temperature}, seeds {p.seeds}; evaluated every {p.eval_every} steps, the checkpoint that "
-        f"scores best on {study.selected_on()} is kept.{study.all_pairs_caveat()} MED-SE: lambda {p.lam}, "
+        f"scores best on {study.selected_on()} is kept.{study.selection_caveat()} MED-SE: lambda {p.lam}, "
         f"entity encoder `{p.entity_encoder}`, "
         f"entity temperature {p.entity_temperature}, definition encoder "
         f"{'trained' if p.definition_trainable else 'frozen'} "

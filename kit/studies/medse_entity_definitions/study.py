@@ -96,6 +96,7 @@ class Study(StudyBase):
     ids (a MedCAT or scispaCy wrapper, say); default: ``DictionaryLinker`` over the ontology."""
 
     p: MedSEParams
+    eval_name = "BIOSSES"
 
     def __init__(self, params: MedSEParams, report_dir: str | Path, linker: Linker | None = None):
         super().__init__(params, report_dir)

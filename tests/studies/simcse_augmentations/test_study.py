@@ -126,20 +126,30 @@ def test_the_headline_leaves_out_the_dev_pairs_that_select_the_checkpoint(tmp_pa
         written = json.loads(path.read_text())["headline"]
         assert written["value"] == pytest.approx(headline) and spread in written["name"]
         assert f"Seed-to-seed std of {spread} Spearman" in report.verdict(study, results)
-        assert ("dev pairs that select the checkpoint" in report.describe(study)) == (select_on == ["dev"])
+        assert ("so the headline and the seed spread read the 20 test pairs" in report.describe(study)) == (
+            select_on == ["dev"]
+        )
         suite = SimpleNamespace(tasks=[TASKS["biosses-all"], TASKS["biosses-test"]])
         assert study.headline_task(suite) == ("biosses-test" if select_on == ["dev"] else "biosses-all")
 
 
-@pytest.mark.parametrize("select_on", [["dev"], ["cmedqq-dev"]])
-def test_the_chinese_checkpoint_policy_names_what_select_on_names(tmp_path, select_on):
-    """The zh policy said "cMedQQ dev cosine Spearman" whatever ``select_on`` held; it names the selection data."""
-    params = {"model": "tiny-random-bert", "language": "zh", "corpus_size": 100, "select_on": select_on}
-    study = Study(Params.from_dict(params), tmp_path)
-    policy = report.checkpoint_policy(study)
-    assert ("`cmedqq-dev`" in policy) == (select_on == ["cmedqq-dev"])
-    assert ("cosine vs the 0/1 label" in policy) == (select_on == ["dev"])
-    assert study.selected_on() in policy and "after step 0" in policy
-    # cMedQQ dev holds the cosine view's dev pairs: they are not "never used for selection"
-    assert ("pairs share a text with the selection data" in policy) == (select_on == ["cmedqq-dev"])
-    assert "never used for selection" not in policy.split("dev score")[0]
+@pytest.mark.parametrize(
+    "language, select_on, says",
+    [
+        ("zh", ["dev"], "read the 400 test pairs alone, 55 of which share a text with the selection data"),
+        ("zh", ["cmedqq-dev"], "535 of the 800 cMedQQ pairs share a text with the selection data"),
+        ("en", ["dev"], "read the 20 test pairs alone, none of which shares a text with the selection data"),
+        ("en", ["dev", "biosses-test"], "read the 20 test pairs alone, 20 of which share a text"),
+        ("en", ["rqe-validation"], "No BIOSSES pair shares a text with the selection data."),
+    ],
+)
+def test_the_checkpoint_policy_says_which_reported_pairs_the_selection_data_shares_a_text_with(
+    tmp_path, language, select_on, says
+):
+    """The zh policy named cMedQQ dev whatever ``select_on`` held, and both languages said the test pairs were
+    "never used for selection" while some shared a question with the selecting pairs (zh, the default corpus seed)."""
+    params = {"model": "tiny-random-bert", "language": language, "corpus_size": 100, "map_sentences": 0}
+    study = Study(Params.from_dict({**params, "select_on": select_on}), tmp_path)
+    policy = report.describe(study).split("**Checkpoint policy**")[1].split("\n\n")[0]
+    assert study.selected_on() in policy and says in policy
+    assert ("dev split of the cosine view" in policy) == ("dev" in select_on)
