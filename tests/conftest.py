@@ -25,6 +25,15 @@ def biosses():
 
 
 @pytest.fixture(scope="session")
+def biosses_file():
+    """The BIOSSES file ``biosses`` reads (its ``source`` is the display form, ``$KIT_DATA/...`` when that is set)."""
+    from kit.data.biosses import BIOSSES
+    from kit.data.resolver import resolve
+
+    return resolve(BIOSSES)
+
+
+@pytest.fixture(scope="session")
 def pubmed():
     from kit.data import load_pubmed_sentences
 

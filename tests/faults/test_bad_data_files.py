@@ -9,8 +9,8 @@ from kit.batch import main as batch_main
 from kit.data import MalformedDataError, load_biosses, load_pubmed_sentences
 
 
-def test_a_sentence_pair_given_twice_under_two_ids_is_refused(tmp_path, biosses):
-    lines = open(biosses.source, encoding="utf-8").read().splitlines()
+def test_a_sentence_pair_given_twice_under_two_ids_is_refused(tmp_path, biosses_file):
+    lines = open(biosses_file, encoding="utf-8").read().splitlines()
     again = "\t".join(["101", *lines[1].split("\t")[1:]])
     path = tmp_path / "biosses.tsv"
     path.write_text("\n".join([*lines, again]) + "\n", encoding="utf-8")
@@ -18,9 +18,9 @@ def test_a_sentence_pair_given_twice_under_two_ids_is_refused(tmp_path, biosses)
         load_biosses(path)
 
 
-def biosses_with(tmp_path, biosses, edit) -> str:
+def biosses_with(tmp_path, biosses_file, edit) -> str:
     """The shared BIOSSES file with ``edit(cells)`` applied to its first data row."""
-    lines = open(biosses.source, encoding="utf-8").read().splitlines()
+    lines = open(biosses_file, encoding="utf-8").read().splitlines()
     cells = lines[1].split("\t")
     edit(cells)
     path = tmp_path / "biosses.tsv"
@@ -64,8 +64,8 @@ BIOSSES_EDITS = {
 
 
 @pytest.mark.parametrize("edit, message", BIOSSES_EDITS.values(), ids=list(BIOSSES_EDITS))
-def test_bad_biosses_rows_are_named_with_their_line(tmp_path, biosses, edit, message):
-    path = biosses_with(tmp_path, biosses, edit)
+def test_bad_biosses_rows_are_named_with_their_line(tmp_path, biosses_file, edit, message):
+    path = biosses_with(tmp_path, biosses_file, edit)
     with pytest.raises(MalformedDataError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_biosses(path)
 

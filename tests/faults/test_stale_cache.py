@@ -25,9 +25,9 @@ def simcse_folder(tmp_path, **changes) -> str:
     return study._run_dir(ROWS["simcse"], 0, 100.0).name
 
 
-def test_changed_biosses_content_at_the_same_path_gives_a_new_run(tmp_path, biosses):
+def test_changed_biosses_content_at_the_same_path_gives_a_new_run(tmp_path, biosses_file):
     copy = tmp_path / "biosses.tsv"
-    shutil.copy(biosses.source, copy)
+    shutil.copy(biosses_file, copy)
     before = simcse_folder(tmp_path, biosses_path=str(copy))
     assert before == simcse_folder(tmp_path)  # a copy is the same input
     lines = copy.read_text(encoding="utf-8").splitlines()
@@ -59,9 +59,9 @@ def test_changed_weights_in_a_model_folder_give_a_new_run(tmp_path):
     assert simcse_folder(tmp_path, model=str(folder)) != before
 
 
-def test_the_silver_pool_and_split_data_enter_augmented_sbert_runs(tmp_path, biosses):
+def test_the_silver_pool_and_split_data_enter_augmented_sbert_runs(tmp_path, biosses_file):
     copy = tmp_path / "biosses.tsv"
-    shutil.copy(biosses.source, copy)
+    shutil.copy(biosses_file, copy)
 
     def folder(**changes):
         params = AugSBERTParams.from_dict({"model": "tiny-random-bert", "benchmarks": ["biosses_blurb"], **changes})

@@ -1,7 +1,6 @@
 """Study 1's orchestration without training (the notebook smoke runs train)."""
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -39,12 +38,12 @@ def test_best_row_is_a_trained_row_and_ties_go_to_the_row_listed_first(tmp_path)
     assert study.best_trained_method(results) == "mixcse_iw_no_mix"
 
 
-def test_every_run_setting_enters_the_run_folder(tmp_path, biosses):
+def test_every_run_setting_enters_the_run_folder(tmp_path, biosses_file):
     """A changed setting that changes a run's result gives a new folder: the run is recomputed, never reused.
     A copy of the data elsewhere is the same input (tests/faults/test_stale_cache.py changes the content)."""
     base = {"model": "tiny-random-bert", "corpus_size": 100, "map_sentences": 10}
     same_biosses = tmp_path / "biosses.tsv"
-    same_biosses.write_bytes(Path(biosses.source).read_bytes())
+    same_biosses.write_bytes(biosses_file.read_bytes())
 
     def folder(**changes):
         study = Study(Params.from_dict({**base, **changes}), tmp_path)
