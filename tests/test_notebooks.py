@@ -134,7 +134,8 @@ def test_chinese_report_has_the_chineseblue_and_retrieval_tables(reports):
         "<th>hit@1</th>",  # the retrieval table's hit_at_1 column, titled
         "Not run here: the run file",  # smoke_zh asks for no few-shot points
         "partner",
-        "cosine vs the 0/1 label",
+        "Spearman correlation of cosine with the 0/1 label",
+        "test pairs alone, 1 of which shares a text with the selection data",  # smoke_zh: 60 + 60 pairs
         "pooled from the cMedQQ, cMedIC and cMedTC train files",
     )
     assert "charset" in page.lower() and "utf-8" in page.lower() and "糖尿病" in page  # Chinese text, no mojibake
