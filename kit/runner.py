@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import logging
 import os
 import pkgutil
 import re
@@ -222,6 +223,9 @@ def _execute(run: Run, out_dir: Path) -> Path:
     except Exception as err:  # the kernel's error, or papermill's own
         failure = err
     except KeyboardInterrupt:  # Ctrl-C: recorded and the last finished report kept, as after a failure
+        # the kernel dies with the Ctrl-C; nbclient's cell task then holds DeadKernelError, which asyncio would
+        # print as a traceback ("Task exception was never retrieved") when the task is collected
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         keep_last_report(out_dir, failed=True)
         write_text_atomic(out_dir / "error.log", "interrupted (Ctrl-C) before the notebook finished; rerun it\n")
         raise
