@@ -78,18 +78,29 @@ def _no_dropout(enc):
     return enc
 
 
-def test_compiled_graphed_and_length_grouped_training_on_cuda(pubmed, biosses):
+def test_compiled_graphed_and_length_grouped_training_on_cuda(pubmed):
+    """Compiled and graphed training give eager's losses and, at every evaluation, eager's embeddings (within 1% of
+    how far training moved them). Not its dev Spearman: the tiny random model's BIOSSES dev cosines lie within 2e-5
+    of each other, so a 1e-6 relative change of the weights moves that Spearman by 0.01 (the H200 failed on it)."""
+
     def train(**options):
         enc = _no_dropout(Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0))
         cfg = TrainConfig(**{**CONFIG, "mix_lambda": None, "iw_phi": None, "precision": "fp32", **options})
-        return train_contrastive(enc, pubmed[:400], cfg, lambda e: sts_report(e, biosses))
+        seen = []
 
-    eager, compiled = train(), train(compile=True)
-    assert [r["loss"] for r in compiled.rows[1:]] == pytest.approx([r["loss"] for r in eager.rows[1:]], rel=1e-3)
-    graphs = train(cuda_graphs=True)  # static padding to max_length, replayed as CUDA graphs: the same losses
-    assert [r["loss"] for r in graphs.rows[1:]] == pytest.approx([r["loss"] for r in eager.rows[1:]], rel=1e-3)
-    assert [r["spearman_dev"] for r in graphs.rows] == pytest.approx([r["spearman_dev"] for r in eager.rows], abs=1e-3)
-    grouped = train(length_grouped=True)
+        def embeddings(e):  # a rising score keeps the last step, whatever the embeddings
+            seen.append(e.encode(pubmed[:64]))
+            return {"spearman_dev": float(len(seen))}
+
+        return train_contrastive(enc, pubmed[:400], cfg, embeddings), np.stack(seen)
+
+    eager, eager_emb = train()
+    moved = np.abs(eager_emb[-1] - eager_emb[0]).max()
+    for options in ({"compile": True}, {"cuda_graphs": True}):  # graphed: static padding, replayed as CUDA graphs
+        hist, emb = train(**options)
+        assert [r["loss"] for r in hist.rows[1:]] == pytest.approx([r["loss"] for r in eager.rows[1:]], rel=1e-3)
+        assert np.abs(emb - eager_emb).max() < 0.01 * moved, options
+    grouped, _ = train(length_grouped=True)
     assert all(np.isfinite(r["loss"]) for r in grouped.rows[1:])
 
 
