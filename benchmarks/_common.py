@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ def best_of(fn, repeats: int) -> float:
 
 def record(title: str, table: str, quick: bool) -> None:
     """Print the table; in full mode also append it, dated, to the machine's results file."""
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix().split("/medcse/")[-1], *sys.argv[1:]])
+    command = "python " + shlex.join([Path(sys.argv[0]).as_posix().split("/medcse/")[-1], *sys.argv[1:]])
     text = (
         f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {machine()}, torch {torch.__version__}, `{command}`\n\n{table}\n"
     )
