@@ -11,7 +11,13 @@ import numpy as np
 class Whitening:
     """BERT-whitening (Su et al. 2021, "Whitening Sentence Representations for Better Semantics
     and Faster Retrieval"): x -> (x - mu) W with W = U diag(s)^(-1/2), where U diag(s) U^T is
-    the covariance of the fitting embeddings; ``dim`` keeps the first k columns (dimension reduction)."""
+    the covariance of the fitting embeddings; ``dim`` keeps the first k columns (dimension reduction).
+
+    Directions in which the fitting embeddings do not vary beyond float32 rounding are left out: those whose
+    singular value, sqrt(s), is at most sqrt(s_max) * max(n, d) * eps(float32), the numerical rank of the
+    centred embeddings as ``numpy.linalg.matrix_rank`` takes it. A LayerNorm output spans d - 1 dimensions, so
+    the last s is rounding (about 1e-14), and 1/sqrt(s) would scale each input's rounding in that direction up
+    to unit size: whitened scores would then move with the machine, the thread count or the batch padding."""
 
     mean: np.ndarray
     matrix: np.ndarray
@@ -23,7 +29,8 @@ class Whitening:
             raise ValueError(f"whitening needs more fitting embeddings ({len(x)}) than dimensions ({x.shape[1]})")
         mean = x.mean(0)
         u, s, _ = np.linalg.svd(np.cov((x - mean).T, bias=True))
-        return cls(mean, (u / np.sqrt(s))[:, :dim])
+        rank = int((np.sqrt(s) > np.sqrt(s[0]) * max(x.shape) * np.finfo(np.float32).eps).sum())
+        return cls(mean, (u[:, :rank] / np.sqrt(s[:rank]))[:, :dim])
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return ((np.asarray(x, dtype=np.float64) - self.mean) @ self.matrix).astype(np.float32)
