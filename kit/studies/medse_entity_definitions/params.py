@@ -95,7 +95,9 @@ class MedSEParams(ContrastiveTrainingParams):
         "corpus sentences the whitening is fitted on (never an evaluation sentence); more than the model's width",
         min=2,
     )
-    whitening_dim: int | None = param(None, "dimensions kept after whitening; None: all", min=1)
+    whitening_dim: int | None = param(
+        None, "dimensions kept after whitening; None: every one the fitting embeddings span", min=1
+    )
     none_share_sweep: list[float] = param(
         [], "S_none shares swept for the sweep rows (the main share is added)", min=0, max=1, unique=True
     )
