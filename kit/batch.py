@@ -177,6 +177,43 @@ def estimate(files: list[Path]) -> int:
     return 0
 
 
+def sizing(study, name: str, reports: Path) -> str | None:
+    """The line said before training when the run's seeds cannot resolve its primary's declared effect
+    (``kit.report.pilot.sizing_line``); a pilot that cannot be read is said so, never fatal."""
+    from kit.report.pilot import sizing_line
+
+    try:
+        return sizing_line(study, name, reports)
+    except Exception as err:  # a sizing is advice: the runs go on
+        return f"its primary could not be sized ({type(err).__name__}: {err})"
+
+
+def design(files: list[Path], reports: Path) -> int:
+    """``--design``: every file checked first (one line each, exit 2), then its primary sized on its pilot."""
+    from kit.report.pilot import design_report
+
+    runs, invalid = [], []
+    for file in files:
+        try:
+            runs.append(prepare(file))
+        except (ParameterError, OSError, ValueError) as err:
+            invalid.append(str(err))
+    if invalid:
+        for message in invalid:
+            print(f"invalid: {message}", file=sys.stderr)
+        return 2
+    os.environ["KIT_PROGRESS"] = "0"
+    for run in runs:
+        p = plan(run, reports)
+        print(f"{run.notebook}/{run.file.name}:")
+        if p.study is None:
+            print(f"  {p.broken or 'its notebook trains nothing: nothing to size'}")
+            continue
+        for line in design_report(p.study, run.name, reports):
+            print(f"  {line}")
+    return 0
+
+
 def _record(progress: BatchProgress, name: str, event: tuple) -> None:
     kind, label, *rest = event
     if kind == "done":
@@ -199,6 +236,9 @@ def execute_all(
     quiet_libraries()
     plans = [plan(run, reports) for run in runs]
     progress = BatchProgress(len(runs), sum(len(p.trainings) for p in plans))
+    for run, p in zip(runs, plans):
+        if p.study is not None and (line := sizing(p.study, run.name, reports)):
+            progress.line(f"{run.notebook}/{run.name}: {line}")
     failures: dict[str, str] = {}
     started = []  # when each run file's work began
 
@@ -294,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         "measured step, docs/gpu.md), and exit without running anything",
     )
     ap.add_argument(
+        "--design",
+        action="store_true",
+        help="size each run file's primary comparison on a pilot (an earlier report of the same study, or a committed "
+        "snapshot): the seeds and items it needs to find its declared effect with 80%% power; runs nothing",
+    )
+    ap.add_argument(
         "--describe",
         metavar="NOTEBOOK",
         choices=notebooks(),
@@ -331,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"no .yaml run files in {' '.join(args.paths)}")
     if args.estimate:
         return estimate(files)
+    if args.design:
+        return design(files, reports)
 
     runs, invalid = [], []
     with warnings.catch_warnings():  # checks say one line per bad file; the notebooks show data warnings

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -35,6 +36,9 @@ from kit.core.models import ALIASES, PoolerName, check_available
 from kit.core.settings import ParameterError, bound_words, check_constraints, settings_from, short_repr
 from kit.core.settings import setting as param
 from kit.evaluation.families import Correction  # noqa: F401  (re-exported for the studies' parameters)
+
+if TYPE_CHECKING:
+    from kit.evaluation.rows import Primary
 
 
 def model_param(default: str = "minilm", what: str = "encoder"):
@@ -128,6 +132,29 @@ def compare_param():
         "task; any table row, the untrained ones included); a pair compared already, in either order, is compared "
         "once",
         unique=True,
+    )
+
+
+def primary_param(default: str | None):
+    """``primary``: the run file's one primary comparison (``Params.primary_comparison``); ``default``: the
+    notebook's (its demo's)."""
+    return param(
+        default,
+        "the run's one primary comparison, 'ROW - ROW on TASK' (the paper's central claim): tested alone at alpha and "
+        "shown first in the report, the batch's finish line, the index and the results page; every other comparison "
+        "is secondary, corrected within its family; None: no primary (the default, the demo's, is dropped when the "
+        "run lacks its rows or task)",
+    )
+
+
+def primary_effect_param():
+    """``primary_effect``: the difference the primary is sized for (``kit.evaluation.design``)."""
+    return param(
+        None,
+        "the difference (main metric x100) the primary comparison is sized to detect: kit.batch says before training "
+        "when the run's seeds cannot resolve it, and the report states its power; None: the paper's effect when the "
+        "primary is on the paper's task",
+        gt=0,
     )
 
 
@@ -247,6 +274,15 @@ class Params:
             check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
         params.comparisons()
+        effect = getattr(params, "primary_effect", None)
+        if effect is not None and not math.isfinite(effect):
+            raise ParameterError(f"parameter 'primary_effect': must be a finite number above 0, got {effect!r}")
+        try:
+            params.primary_comparison()
+        except ParameterError:
+            if "primary" in values:
+                raise
+            params.primary = None  # the notebook's default primary names rows or a task this run lacks
         return params
 
     @classmethod
@@ -287,6 +323,41 @@ class Params:
                 raise ParameterError(f"parameter 'compare[{i}]': a row compared with itself ({parts[0]!r})")
             pairs.append((parts[0], parts[1]))
         return pairs
+
+    def primary_tasks(self) -> list[str]:
+        """The tasks a ``primary`` may name: the suite's (a study adds those it scores itself)."""
+        from kit.evaluation.tasks import select
+
+        suite = getattr(self, "suite", None)
+        return [t.name for t in select(suite)] if suite else []
+
+    def primary_comparison(self, effect: float | None = None) -> Primary | None:
+        """The ``primary`` parameter as a ``Primary`` (None when not set), its rows among the table's and its task
+        among ``primary_tasks``; ``effect`` stands in for an unset ``primary_effect``."""
+        from kit.evaluation.rows import Primary
+
+        text = getattr(self, "primary", None)
+        if text is None:
+            return None
+        try:
+            primary = Primary.parse(text, getattr(self, "primary_effect", None))
+        except ValueError as err:
+            raise ParameterError(f"parameter 'primary': {err}") from None
+        rows, tasks = self.table_rows(), self.primary_tasks()
+        unknown = [r for r in (primary.row, primary.baseline) if r not in rows]
+        if unknown:
+            raise ParameterError(
+                f"parameter 'primary': {short_repr(unknown[0])} is not a row of this run; its rows: {rows}"
+            )
+        if primary.row == primary.baseline:
+            raise ParameterError(f"parameter 'primary': a row compared with itself ({primary.row!r})")
+        if primary.task not in tasks:
+            raise ParameterError(
+                f"parameter 'primary': {short_repr(primary.task)} is not a task this run scores; its tasks: {tasks}"
+            )
+        if primary.effect is None and effect is not None:
+            primary = dataclasses.replace(primary, effect=effect)
+        return primary
 
     def check_resources(self) -> None:
         """Every field declared with ``available`` names something that can be loaded here; a study adds

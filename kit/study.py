@@ -54,6 +54,8 @@ evaluation suite)."""
 ARTEFACTS = "artefacts"
 """The key of a run's ``result.json`` that maps each artefact's file name to its SHA-256."""
 NOT_ARTEFACTS = frozenset({"result.json", "checkpoint.pt"})
+EVIDENCE = "evidence"
+"""A report's folder of the evidence its verdicts rest on (``kit.evaluation.rows.Evidence``), one file per family."""
 SUITE_FILE = "suite.npz"
 """A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 
@@ -401,11 +403,36 @@ class StudyBase:
         """Every table row on the suite tasks, each against ``baseline_of`` it (``kit.evaluation.rows``)."""
         return self.row_report(self.row_outputs(), self.suite_tasks, self.SUITE_TITLE)
 
+    def row_fixed(self, row: str) -> bool:
+        """Whether a table row is deterministic (an untrained model: one set of outputs, no run-to-run variance);
+        a trained row's comparisons carry the spread of its seeds (``kit.evaluation.inference``)."""
+        return False
+
+    def row_run_count(self, row: str) -> int:
+        """How many runs a table row's outputs stack: its seeds (study 2: its benchmark's splits x seeds)."""
+        return len(self.row_seeds()[row])
+
+    def rows_left_out(self) -> dict[str, list[str]]:
+        """Suite task -> the rows left out of it (study 2: rows trained on the task's pairs); none by default."""
+        return {}
+
+    def primary(self) -> suite_rows.Primary | None:
+        """The run file's primary comparison (``primary``), sized for ``primary_effect`` or, when that is unset and
+        the primary is on the paper's task, for the paper's effect (``paper_effect``)."""
+        primary = self.p.primary_comparison()
+        claim = self.paper_effect()
+        if primary is not None and primary.effect is None and claim is not None and claim.task == primary.task:
+            primary = self.p.primary_comparison(claim.effect)
+        return primary
+
     def comparisons(self, rows: Iterable[str]) -> list[tuple[str, str]]:
-        """The (row, baseline) pairs among ``rows`` that a report compares: each row with ``baseline_of`` it, then
-        the ``compare`` parameter's pairs; a pair compared already, in either order, once."""
+        """The (row, baseline) pairs among ``rows`` that a report compares: each row with ``baseline_of`` it, the
+        ``compare`` parameter's pairs and the primary's; a pair compared already, in either order, once (the
+        primary's in its declared order)."""
         rows = list(rows)
-        pairs = [(row, self.baseline_of(row)) for row in rows if self.baseline_of(row)]
+        primary = self.primary()
+        pairs = [(primary.row, primary.baseline)] if primary and {primary.row, primary.baseline} <= set(rows) else []
+        pairs += [(row, self.baseline_of(row)) for row in rows if self.baseline_of(row)]
         pairs += [(a, b) for a, b in self.p.comparisons() if a in rows and b in rows]
         out: dict[frozenset[str], tuple[str, str]] = {}
         for pair in pairs:
@@ -424,25 +451,24 @@ class StudyBase:
         return keep
 
     def row_report(self, outputs: dict[str, list[suite_rows.RunOutputs]], tasks: list[Task], title: str):
-        """Rows' ``outputs`` on ``tasks`` compared (``comparisons``) by the paired bootstrap over items and seeds,
-        without the items shared with the selection data (``kit.evaluation.rows.compare``), as the report shows
-        them (``report_of``)."""
-        labels = {row: self.row_label(row) for row in outputs}
-        compared = suite_rows.compare(
+        """Rows' ``outputs`` on ``tasks`` as ``Evidence`` (the items shared with the selection data left out, the
+        deterministic rows marked), compared and read as the report shows them (``report_of``)."""
+        evidence = suite_rows.Evidence.of(
             outputs,
             self.comparisons(outputs),
             tasks,
-            labels,
+            {row: self.row_label(row) for row in outputs},
             keep=self.kept_items(tasks),
-            correction=self.p.correction,
+            fixed=[row for row in outputs if self.row_fixed(row)],
+            left_out=self.rows_left_out(),
         )
-        return self.report_of(compared, tasks, title)
+        return self.report_of(evidence, tasks, title)
 
-    def report_of(self, compared, tasks: list[Task], title: str) -> suite_rows.SuiteReport:
-        """The report of compared rows: the tasks grouped into headline and apart, each group's comparisons a
-        family corrected by the ``correction`` parameter (``SuiteReport``)."""
+    def report_of(self, evidence: suite_rows.Evidence, tasks: list[Task], title: str) -> suite_rows.SuiteReport:
+        """The report of compared rows: the primary alone, the tasks grouped into headline and apart, each group's
+        secondary comparisons a family corrected by the ``correction`` parameter (``SuiteReport``)."""
         return suite_rows.SuiteReport(
-            compared,
+            evidence,
             tasks,
             self.notebook,
             self.selected_on(),
@@ -450,11 +476,11 @@ class StudyBase:
             title,
             correction=self.p.correction,
             paper_effect=self.paper_effect(),
+            primary=self.primary(),
         )
 
     def paper_effect(self) -> suite_rows.PaperEffect | None:
-        """What the study's paper claims for its main comparison, set beside the detectable differences (None:
-        no claim on these tasks)."""
+        """What the study's paper claims for its main comparison (None: no claim on these tasks)."""
         return None
 
     def save_model(self, encoder, row: str, seed: int, run_dir: Path) -> Path:
@@ -481,7 +507,13 @@ class StudyBase:
         """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
         ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model
         and what it substitutes, provenance, ``extra`` and the compute time of every run used; then the models
-        those runs saved, published in ``<report>/models/`` with their cards (``kit.report.model_card``)."""
+        those runs saved, published in ``<report>/models/`` with their cards (``kit.report.model_card``). A metric
+        given as a ``SuiteReport`` is recorded as its ``record()``, its evidence saved as
+        ``<report>/evidence/<metric>.npz`` (what ``python -m kit.docs recompute`` computes its verdicts from)."""
+        for key, value in metrics.items():
+            if isinstance(value, suite_rows.SuiteReport):
+                value.evidence.save(self.report_dir / EVIDENCE / f"{key}.npz")
+        metrics = {k: v.record() if isinstance(v, suite_rows.SuiteReport) else v for k, v in metrics.items()}
         path = record.write(
             metrics=metrics,
             headline=headline,

@@ -1,5 +1,5 @@
-"""Uncertainty of evaluation scores: bootstrap intervals over a task's items (and seeds), paired
-differences between two models with their p-value, and the smallest difference a design can detect.
+"""Item-level outputs and the item bootstrap: what every interval and test of ``kit.evaluation.inference`` is
+computed from.
 
 A model's output on one metric of a task is an ``ItemScores``: item-level outputs ``[seeds, items]`` and
 the ``Statistic`` that turns the outputs of a draw of items into the metric. An additive metric (a mean of
@@ -9,31 +9,17 @@ recomputed on every draw: ``Spearman`` (STS: rank correlation of cosine and gold
 model's cosines as ranks within its own items, scaled to (0, 1]: both metrics depend on the order of the
 cosines only, so the ranks give the same values as the cosines and put two models on one scale.
 
-- ``bootstrap_interval``: one model, the percentile bootstrap interval (Efron and Tibshirani 1993): draw
-  the task's items with replacement (and, with several seeds, the seeds with replacement), recompute the
-  metric, take the (1 - confidence)/2 and (1 + confidence)/2 quantiles of ``resamples`` replicates.
-- ``paired_bootstrap``: model a against a baseline b on the same items: every replicate draws the items
-  once and scores both models on that draw (and draws each model's seeds), so the interval is that of the
-  paired difference metric(a) - metric(b). Its p-value comes from the same replicates (``bootstrap_p``: the
-  smallest level at which the percentile interval excludes zero), so that "the interval excludes zero" and
-  "p < 1 - confidence" are one statement, and both see how much the seeds disagree (a sign-flip permutation
-  test of the seed-averaged outputs does not, and calls differences significant whose interval reaches
-  zero); with it the smallest detectable difference. The replicates are
-  kept, so that a family of comparisons can widen each interval to its simultaneous level
-  (``kit.evaluation.families``).
-- ``detectable_difference``: (z_{1-alpha/2} + z_{power}) * SE = 2.80 SE at alpha 0.05 and 80% power.
-
-Quantiles are taken of the replicates' empirical distribution without interpolation ("inverted CDF", low
-end; the mirror image at the high end), which makes the agreement of interval and p-value exact.
-Everything is seeded: one seed (an int, or a sequence of ints such as (seed, task)) gives the same draws,
-so the same outputs give the same intervals. The item draws depend only on the seed and the number of
-items, so every model of a task is resampled with the same draws.
+``item_replicates`` draws the task's items with replacement (Efron and Tibshirani 1993) and recomputes each
+seed's metric on every draw; the draws depend only on the seed and the number of items, so every model of a
+task is resampled with the same draws. One seed (an int, or a sequence of ints such as (seed, task)) gives the
+same draws, so the same outputs give the same intervals. ``statistic_record`` / ``statistic_from`` store a
+statistic as plain values beside saved outputs, so that a report's verdicts can be computed again from them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -41,26 +27,6 @@ from scipy import stats
 
 SeedLike = int | Sequence[int]
 _DRAW_ELEMENTS = 2_000_000  # items drawn per chunk of replicates (the chunks depend only on the number of items)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """A difference ``estimate`` between two models with its interval [``low``, ``high``] over ``n`` items."""
-
-    estimate: float
-    low: float
-    high: float
-    n: int
-    confidence: float = 0.95
-
-    @property
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-    def __format__(self, spec: str) -> str:
-        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``."""
-        spec = spec or ".2f"
-        return f"{self.estimate:+{spec}} [{self.low:+{spec}}, {self.high:+{spec}}]".replace("-", "−")
 
 
 class Statistic(Protocol):
@@ -182,11 +148,14 @@ class F1:
 @dataclass(frozen=True, eq=False)
 class ItemScores:
     """One model's outputs for one metric of one task: ``outputs`` [seeds, items] and the ``statistic``
-    that makes the metric of them. Two ItemScores are compared item by item: same items, same order."""
+    that makes the metric of them. Two ItemScores are compared item by item: same items, same order. ``fixed``: the
+    outputs of a deterministic model (one set: an untrained model, or a frozen model compared as an artefact), which
+    has no run-to-run variance; otherwise each row of ``outputs`` is one training run (seed)."""
 
     metric: str
     outputs: np.ndarray
     statistic: Statistic
+    fixed: bool = False
 
     def __post_init__(self):
         outputs = np.asarray(self.outputs, dtype=np.float64)
@@ -212,7 +181,7 @@ class ItemScores:
 
     def subset(self, idx: np.ndarray) -> ItemScores:
         """The same model's outputs on the items ``idx`` alone (items shared with other data left out)."""
-        return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx))
+        return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx), self.fixed)
 
     @classmethod
     def stack(cls, runs: Sequence[ItemScores]) -> ItemScores:
@@ -223,113 +192,6 @@ class ItemScores:
         return cls(first.metric, np.concatenate([r.outputs for r in runs]), first.statistic)
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A model's score ``value`` on a task with its percentile bootstrap interval [``low``, ``high``]
-    over ``items`` items and ``seeds`` seeds; ``se`` is the standard deviation of the replicates."""
-
-    value: float
-    low: float
-    high: float
-    se: float
-    items: int
-    seeds: int = 1
-    confidence: float = 0.95
-    resamples: int = 2000
-
-    def scaled(self, factor: float) -> Estimate:
-        """The same estimate in other units (x100 for tables)."""
-        return Estimate(
-            self.value * factor,
-            self.low * factor,
-            self.high * factor,
-            self.se * factor,
-            self.items,
-            self.seeds,
-            self.confidence,
-            self.resamples,
-        )
-
-    def __format__(self, spec: str) -> str:
-        """``f"{e:.1f}"`` -> ``81.3 [74.2, 86.6]``."""
-        spec = spec or ".3f"
-        return f"{self.value:{spec}} [{self.low:{spec}}, {self.high:{spec}}]".replace("-", "−")
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Model a minus its baseline b on the same items: the paired bootstrap ``difference`` (its ``n`` is the
-    number of items), its ``p_value`` from the same replicates (``bootstrap_p``), the bootstrap standard
-    error ``se`` of the difference and ``detectable``, the smallest true difference this design detects with
-    80% power at alpha 0.05 (``detectable_difference(se)`` = 2.80 se). ``replicates`` are the bootstrap
-    differences themselves, for intervals at other levels (``interval``)."""
-
-    difference: Difference
-    p_value: float
-    se: float
-    detectable: float
-    seeds: tuple[int, int] = (1, 1)
-    resamples: int = 2000
-    replicates: np.ndarray = field(default=None, repr=False, compare=False)
-
-    @property
-    def estimate(self) -> float:
-        return self.difference.estimate
-
-    @property
-    def low(self) -> float:
-        return self.difference.low
-
-    @property
-    def high(self) -> float:
-        return self.difference.high
-
-    @property
-    def excludes_zero(self) -> bool:
-        return self.difference.excludes_zero
-
-    def interval(self, confidence: float) -> tuple[float, float]:
-        """The percentile interval of the difference at another level (a simultaneous one, say)."""
-        return percentile_interval(self.replicates, confidence)
-
-    def scaled(self, factor: float) -> Comparison:
-        d = self.difference
-        return Comparison(
-            Difference(d.estimate * factor, d.low * factor, d.high * factor, d.n, d.confidence),
-            self.p_value,
-            self.se * factor,
-            self.detectable * factor,
-            self.seeds,
-            self.resamples,
-            None if self.replicates is None else self.replicates * factor,
-        )
-
-    def __format__(self, spec: str) -> str:
-        """``f"{c:.1f}"`` -> ``+2.1 [+0.4, +3.9], p = 0.016``."""
-        p = format_p(self.p_value, self.resamples)
-        return f"{self.difference:{spec}}, p {p if p.startswith('<') else '= ' + p}"
-
-
-def format_p(p: float, resamples: int | None = None) -> str:
-    """``0.016``; below the smallest value ``resamples`` replicates can show, 2 / resamples, ``< 0.001``."""
-    if resamples and p < 2.0 / resamples:
-        return f"< {2.0 / resamples:.1g}"
-    return f"{p:.2g}" if p < 0.1 else f"{p:.2f}"
-
-
-def detectable_difference(se: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """The smallest true difference a two-sided test at level ``alpha`` detects with probability ``power``
-    when the difference is estimated with standard error ``se`` (normal approximation):
-    (z_{1-alpha/2} + z_{power}) * se, i.e. (1.960 + 0.842) * se = 2.80 se at alpha 0.05 and 80% power."""
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
-
-
-def _generators(seed: SeedLike) -> tuple[np.random.Generator, np.random.Generator]:
-    """Independent streams for the item draws and the seed draws."""
-    items, seeds = np.random.SeedSequence(seed).spawn(2)
-    return np.random.default_rng(items), np.random.default_rng(seeds)
-
-
 def _item_draws(rng: np.random.Generator, n: int, resamples: int):
     """Item draws [chunk, n] (with replacement) in chunks whose size depends only on n."""
     chunk = max(1, _DRAW_ELEMENTS // n)
@@ -337,105 +199,30 @@ def _item_draws(rng: np.random.Generator, n: int, resamples: int):
         yield rng.integers(0, n, size=(min(chunk, resamples - start), n))
 
 
-def _seed_draws(rng: np.random.Generator, seeds: int, resamples: int) -> np.ndarray:
-    """Seeds drawn with replacement for every replicate, [resamples, seeds] (a single seed is always itself)."""
-    return rng.integers(0, seeds, size=(resamples, seeds)) if seeds > 1 else np.zeros((resamples, 1), dtype=int)
-
-
-def _over_seeds(per_seed: np.ndarray, seed_draw: np.ndarray) -> np.ndarray:
-    """per_seed [S, b] and the drawn seeds [b, S] -> the mean over the drawn seeds of each replicate, [b]."""
-    return per_seed[seed_draw, np.arange(per_seed.shape[1])[:, None]].mean(1)
-
-
-def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile interval of the (non-nan) replicates without interpolation: the low end is the smallest
-    replicate with at least a (1 - confidence)/2 share of the replicates at or below it, the high end its
-    mirror image, so that the interval excludes zero exactly when ``bootstrap_p`` < 1 - confidence."""
-    x = np.sort(np.asarray(replicates, dtype=np.float64)[~np.isnan(replicates)])
-    if not len(x):
-        return float("nan"), float("nan")
-    tail = (1 - confidence) / 2
-    k = max(0, min(len(x) - 1, int(np.ceil(tail * len(x) - 1e-9)) - 1))
-    return float(x[k]), float(x[len(x) - 1 - k])
-
-
-def bootstrap_p(replicates: np.ndarray) -> float:
-    """Two-sided p-value of "the difference is zero" from the paired bootstrap's replicates: twice the smaller
-    share of replicates on either side of zero (zero counted on both), p = 2 min(#{d* <= 0}, #{d* >= 0}) / B,
-    at most 1: the smallest 1 - confidence at which ``percentile_interval`` excludes zero. It follows the
-    interval's resampling of items and seeds, so the two never disagree."""
-    x = np.asarray(replicates, dtype=np.float64)
-    x = x[~np.isnan(x)]
-    if not len(x):
-        return float("nan")
-    return float(min(1.0, 2.0 * min(np.sum(x <= 0), np.sum(x >= 0)) / len(x)))
-
-
-def bootstrap_interval(
-    scores: ItemScores, seed: SeedLike = 0, resamples: int = 2000, confidence: float = 0.95
-) -> Estimate:
-    """The metric on all items (mean over seeds) with its percentile bootstrap interval: each replicate
-    draws the items with replacement (and the seeds with replacement) and recomputes the metric."""
-    items_rng, seeds_rng = _generators(seed)
-    seed_draw = _seed_draws(seeds_rng, scores.seeds, resamples)
-    replicates = np.concatenate(
-        [
-            _over_seeds(scores.statistic(scores.outputs, draws), seed_draw[start : start + len(draws)])
-            for start, draws in _chunks(_item_draws(items_rng, scores.items, resamples))
-        ]
+def item_replicates(scores: ItemScores, seed: SeedLike = 0, resamples: int = 2000) -> np.ndarray:
+    """The metric of each seed on ``resamples`` draws of the items with replacement, [seeds, resamples]. The draws
+    depend only on ``seed`` and the number of items, so every model of a task is scored on the same draws (the
+    pairing of a paired comparison)."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed))
+    return np.concatenate(
+        [scores.statistic(scores.outputs, draws) for draws in _item_draws(rng, scores.items, resamples)], axis=1
     )
-    low, high = percentile_interval(replicates, confidence)
-    se = float(np.nanstd(replicates, ddof=1))
-    return Estimate(scores.value, low, high, se, scores.items, scores.seeds, confidence, resamples)
 
 
-def _chunks(draws):
-    start = 0
-    for d in draws:
-        yield start, d
-        start += len(d)
+STATISTICS: dict[str, type] = {"mean": Mean, "spearman": Spearman, "average_precision": AveragePrecision, "f1": F1}
+"""Every statistic by name: ``statistic_record`` and ``statistic_from`` write and read one as plain values."""
 
 
-def _check_paired(a: ItemScores, b: ItemScores) -> None:
-    if a.items != b.items or a.metric != b.metric:
-        raise ValueError(
-            f"paired comparison needs the same items and metric: {a.metric} on {a.items} items vs "
-            f"{b.metric} on {b.items} items"
-        )
+def statistic_record(statistic: Statistic) -> dict:
+    """A statistic as its name and fields (arrays as lists), to be stored beside saved outputs."""
+    name = next(k for k, cls in STATISTICS.items() if type(statistic) is cls)
+    return {
+        "statistic": name,
+        **{k: np.asarray(v).tolist() if isinstance(v, np.ndarray) else v for k, v in vars(statistic).items()},
+    }
 
 
-def paired_bootstrap(
-    a: ItemScores,
-    b: ItemScores,
-    seed: SeedLike = 0,
-    resamples: int = 2000,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> Comparison:
-    """Model ``a`` against baseline ``b`` on the same items: estimate metric(a) - metric(b) (each the mean
-    over its seeds), its percentile interval from replicates that draw the items once for both models
-    (with replacement) and the seeds of each model with replacement (paired by position when both have
-    the same number of seeds > 1, as runs with the same seed share their data order; a single-seed model,
-    such as an untrained one, is itself in every replicate), its p-value from the same replicates
-    (``bootstrap_p``) and the smallest detectable difference (``detectable_difference`` of the replicates'
-    standard deviation)."""
-    _check_paired(a, b)
-    items_rng, seeds_rng = _generators(seed)
-    seed_a = _seed_draws(seeds_rng, a.seeds, resamples)
-    seed_b = seed_a if a.seeds == b.seeds else _seed_draws(seeds_rng, b.seeds, resamples)
-    parts = []
-    for start, draws in _chunks(_item_draws(items_rng, a.items, resamples)):
-        stop = start + len(draws)
-        parts.append(
-            _over_seeds(a.statistic(a.outputs, draws), seed_a[start:stop])
-            - _over_seeds(b.statistic(b.outputs, draws), seed_b[start:stop])
-        )
-    replicates = np.concatenate(parts)
-    low, high = percentile_interval(replicates, confidence)
-    se = float(np.nanstd(replicates, ddof=1))
-    estimate = a.value - b.value
-    difference = Difference(float(estimate), low, high, a.items, confidence)
-    p = bootstrap_p(replicates)
-    detectable = detectable_difference(se, alpha, power)
-    return Comparison(difference, p, se, detectable, (a.seeds, b.seeds), resamples, replicates)
+def statistic_from(record: dict) -> Statistic:
+    """The statistic ``statistic_record`` wrote."""
+    fields = {k: np.asarray(v) if isinstance(v, list) else v for k, v in record.items() if k != "statistic"}
+    return STATISTICS[record["statistic"]](**fields)

@@ -13,16 +13,11 @@ at the family's level; its verdict follows the adjusted p-value. ``correction``:
   none is).
 - ``none``: each comparison alone (the p-value and interval as they are).
 
-The adjustment itself is statsmodels' ``multipletests``; the intervals are the paired bootstrap's own
-replicates at the widened level (``kit.evaluation.bootstrap.percentile_interval``), and the smallest
+The adjustment itself is statsmodels' ``multipletests``; the intervals come from each comparison's own t
+distribution at the family's level (``kit.evaluation.inference.Comparison.interval``), and the smallest
 detectable difference is taken at the family's level too. ``correct`` does all of it for one family.
-
-A family's level lies deep in the replicates' tails: at 1 - 0.05/56 (study 1's English family), 2,000
-replicates put 0.9 of a replicate beyond each end, so the interval would be the extreme replicates and the
-p-value (a multiple of 2/B) too coarse for Holm's first step (0.05/56). So every comparison of a family of m
-draws ``family_resamples`` = m x the resamples a lone interval uses (m at most 100): each tail of its family
-interval holds as many replicates as a lone 95% interval's does (50 at 2,000), and p resolves alpha/m as
-finely as a lone p resolves alpha. An adjusted p is written with its own floor (``format_adjusted``).
+A comparison that is not tested (its two sides have the same outputs, or a trained side has one seed) is not a
+member: it neither widens the family nor counts among its m.
 """
 
 from __future__ import annotations
@@ -33,7 +28,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from kit.evaluation.bootstrap import detectable_difference, format_p, percentile_interval
+from kit.evaluation.inference import Comparison
 
 Correction = Literal["holm", "bh", "none"]
 CORRECTIONS: tuple[str, ...] = get_args(Correction)
@@ -54,27 +49,6 @@ def adjusted_p(p_values: Sequence[float], correction: str, alpha: float = 0.05) 
     if valid.any():
         out[valid] = multipletests(p[valid], alpha=alpha, method=_METHODS[correction])[1]
     return out
-
-
-DEEPEST = 100
-"""``family_resamples`` draws as deep as a family of 100 at most: beyond, the tails thin in proportion (25 replicates
-at m = 200 with 2,000 resamples), so that a ``kit.evaluate`` of many models on many tasks stays within minutes."""
-
-
-def family_resamples(resamples: int, size: int, correction: str) -> int:
-    """The resamples of each comparison in a family of ``size`` under ``correction``: ``resamples`` x size (at most
-    x ``DEEPEST``), so that each tail of its interval at the family's level (at most alpha/size) holds as many
-    replicates as a lone interval's tail at ``resamples``; ``resamples`` itself under ``none`` or for a family of
-    one."""
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
-    return resamples if correction == "none" or size <= 1 else resamples * min(size, DEEPEST)
-
-
-def format_adjusted(p: float, resamples: float, size: float) -> str:
-    """An adjusted p-value as ``format_p`` writes it, its floor m x 2 / resamples for a family of m: a comparison
-    with no replicate beyond zero has p < 2 / resamples, so its adjusted p is below m times that."""
-    return format_p(p, resamples / max(size, 1))
 
 
 def family_confidence(correction: str, confidence: float, m: int, significant: int) -> float:
@@ -104,27 +78,23 @@ class Adjusted:
     significant: bool
 
 
-def correct(
-    p_values: Sequence[float],
-    replicates: Sequence[np.ndarray],
-    se: Sequence[float],
-    correction: str,
-    confidence: float = 0.95,
-) -> list[Adjusted]:
-    """A family of paired comparisons (each its p-value, bootstrap replicates and standard error) corrected
-    together by ``correction``, in the order given."""
-    adjusted = adjusted_p(p_values, correction, 1 - confidence)
-    significant = adjusted < (1 - confidence) * (1 - 1e-9)  # m x (alpha / m) is alpha, not a float below it
-    m = len(adjusted)
-    level = family_confidence(correction, confidence, m, int(significant.sum()))
-    return [
-        Adjusted(
-            float(q),
-            *percentile_interval(r, level),
-            level,
-            len(adjusted),
-            detectable_difference(s, 1 - level),
-            bool(sig),
+def correct(comparisons: Sequence[Comparison], correction: str, confidence: float = 0.95) -> list[Adjusted]:
+    """A family of paired comparisons corrected together by ``correction``, in the order given; the untested ones
+    (``Comparison.tested``) are left out of it and get nan."""
+    tested = [c for c in comparisons if c.tested]
+    adjusted = iter(adjusted_p([c.p_value for c in tested], correction, 1 - confidence))
+    significant_p = {id(c): q for c, q in zip(tested, adjusted)}
+    m = len(tested)
+    hits = sum(q < (1 - confidence) * (1 - 1e-9) for q in significant_p.values())  # m x (alpha/m) is alpha
+    level = family_confidence(correction, confidence, m, hits)
+    nan = float("nan")
+    out = []
+    for c in comparisons:
+        if not c.tested:
+            out.append(Adjusted(nan, nan, nan, level, m, nan, False))
+            continue
+        q = float(significant_p[id(c)])
+        out.append(
+            Adjusted(q, *c.interval(level), level, m, c.detectable_at(1 - level), q < (1 - confidence) * (1 - 1e-9))
         )
-        for q, r, s, sig in zip(adjusted, replicates, se, significant)
-    ]
+    return out

@@ -3,37 +3,40 @@
 
 Each training run scores the study's tasks with its selected checkpoint and keeps the item outputs
 (``score_run``, saved beside its result with ``save_outputs``), so a report never needs the model again.
-The report stacks a row's seeds and compares rows (``compare``): each row's score with its bootstrap
-interval over items and seeds, and each comparison's paired difference (items and seeds resampled
-together, ``kit.evaluation.bootstrap.paired_bootstrap``) with its p-value from the same replicates and the
-smallest difference it could detect. A ``SuiteReport`` groups the tasks (headline, or apart when the study
-trains on a task's data), treats the comparisons of each group as a family (``kit.evaluation.families``:
-adjusted p-values, intervals at the family's level) and writes the verdicts from the adjusted results, so
-that no verdict is read off a table by eye. Items that share a text with the data the checkpoints were
-selected on are left out of their task (``shared_items``), not the whole task.
+The report gathers what its verdicts rest on as ``Evidence`` (each row's seeds x items on each task's main metric,
+the items kept, which rows are deterministic, the pairs compared), saves it beside its record, and compares the
+rows from it (``compare``, ``kit.evaluation.inference``): each row's score with its interval over items and seeds,
+and each comparison's difference with its calibrated interval and p-value. ``python -m kit.docs recompute`` runs
+the same functions on a committed report's evidence, so that a change of inference never needs a training.
+
+A ``SuiteReport`` reads them in the order a run file declares (``kit.evaluation.rows.Primary``): its one primary
+comparison, tested alone at alpha and sized beforehand for an effect; then the secondary comparisons of each group
+of tasks (headline, or apart when the study trains on a task's data), each group one family
+(``kit.evaluation.families``). A comparison whose two sides have the same outputs, or whose trained side has one
+seed, is reported and not tested; a comparison on a task whose items lie within another task's of the same family
+(BIOSSES test within all pairs) is reported as part of that task's finding, not as a second one. Items that share a
+text with the data the checkpoints were selected on are left out of their task (``shared_items``), not the whole
+task. The verdict sentences are written from these results, so that no verdict is read off a table by eye.
 """
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from kit.core.files import write_atomic
-from kit.evaluation.bootstrap import (
-    Difference,
-    ItemScores,
-    bootstrap_interval,
-    format_p,
-    paired_bootstrap,
-)
-from kit.evaluation.families import correct, family_resamples, format_adjusted
+from kit.evaluation import design
+from kit.evaluation.bootstrap import ItemScores, Statistic, statistic_from, statistic_record
+from kit.evaluation.families import correct
+from kit.evaluation.inference import Difference, Variance, format_p, paired_comparison, score_interval
 from kit.evaluation.suite import Embed, score_task
-from kit.evaluation.task import Task
+from kit.evaluation.task import Task, nested
 
 RunOutputs = dict[str, dict[str, np.ndarray]]
 """One run's item outputs: task name -> metric -> outputs [items]."""
@@ -72,71 +75,194 @@ def load_outputs(path: Path, tasks: Sequence[Task] = ()) -> RunOutputs:
     return out
 
 
-def stacked(task: Task, metric: str, runs: Sequence[RunOutputs]) -> ItemScores:
-    """A row's seeds on one metric of ``task``, as one ``ItemScores`` [seeds, items]."""
-    statistic = task.statistic(metric)
-    return ItemScores.stack([ItemScores(metric, r[task.name][metric], statistic) for r in runs])
-
-
 def shared_items(task: Task, texts: frozenset[str]) -> np.ndarray:
     """For every item of ``task``, whether one of its texts is in ``texts`` (the checkpoint-selection data)."""
     return np.array([any(t in texts for t in item) for item in task.item_texts()], dtype=bool)
 
 
-def compare(
-    rows: Mapping[str, Sequence[RunOutputs]],
-    pairs: Sequence[tuple[str, str]],
-    tasks: Sequence[Task],
-    labels: Mapping[str, str] | None = None,
-    seed: int = 0,
-    resamples: int = 2000,
-    scale: float = 100.0,
-    keep: Mapping[str, np.ndarray] | None = None,
-    correction: str = "holm",
-) -> pd.DataFrame:
-    """One line per (task, row, baseline) on the task's main metric x ``scale``: the row's score with its 95%
-    interval and, for a (row, baseline) of ``pairs``, the paired difference row - baseline with its interval,
-    p-value, replicates and smallest detectable difference; a row compared with nothing gets one line without
-    a baseline, a row compared with several gets a line each. ``rows`` maps a row to its runs (one per seed,
-    in the same seed order for every row, so that rows pair by seed). ``keep``: per task name, the indices of
-    the items to score (the others are left out); every item otherwise. Each task draws from its own seeded
-    stream (the seed and the task's name), as ``kit.evaluate`` does. A row's interval takes ``resamples``
-    replicates; a comparison takes ``family_resamples`` for the largest family it can join under ``correction``
-    (every pair on every task), so that its interval at the family's level is as deep in its replicates as a
-    lone interval."""
-    labels, keep = labels or {}, keep or {}
-    deep = family_resamples(resamples, len(pairs) * len(tasks), correction)
+# ---- what the verdicts rest on ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskEvidence:
+    """One task as its comparisons need it: its main ``metric`` (and ``label``), the ``statistic`` of its kept
+    items, ``items`` it holds in all and ``kept`` (indices; None: all), and ``within``: the task of the same evidence
+    and metric whose kept items contain all of this one's (``kit.evaluation.task.nested``; None: no such task)."""
+
+    name: str
+    metric: str
+    label: str
+    statistic: Statistic
+    items: int
+    kept: np.ndarray | None = None
+    within: str | None = None
+
+    @property
+    def scored(self) -> int:
+        return self.items if self.kept is None else len(self.kept)
+
+
+@dataclass
+class Evidence:
+    """What a report's comparisons are computed from: ``outputs`` (task -> row -> [seeds, kept items] of the task's
+    main metric; a row left out of a task is absent from it), the ``tasks``, the ``pairs`` compared (row, baseline),
+    the rows' ``labels``, the deterministic rows (``fixed``: one set of outputs, no run-to-run variance) and the
+    item-draw ``seed`` and ``resamples``. Saved beside a report (``save``, a compressed ``.npz``) and read back by
+    ``load``, it gives the same comparisons without the runs."""
+
+    tasks: list[TaskEvidence]
+    outputs: dict[str, dict[str, np.ndarray]]
+    pairs: list[tuple[str, str]]
+    labels: dict[str, str]
+    fixed: frozenset[str] = frozenset()
+    seed: int = 0
+    resamples: int = 2000
+
+    @classmethod
+    def of(
+        cls,
+        rows: Mapping[str, Sequence[RunOutputs]],
+        pairs: Sequence[tuple[str, str]],
+        tasks: Sequence[Task],
+        labels: Mapping[str, str] | None = None,
+        keep: Mapping[str, np.ndarray] | None = None,
+        fixed: Collection[str] = (),
+        left_out: Mapping[str, Collection[str]] | None = None,
+        seed: int = 0,
+        resamples: int = 2000,
+    ) -> Evidence:
+        """The evidence of ``rows`` (row -> its runs' outputs, one per seed, in the same seed order for every row)
+        on ``tasks``' main metrics: ``keep`` (task -> item indices) leaves the other items out, ``left_out`` (task ->
+        rows) leaves rows out of a task."""
+        keep, left_out = keep or {}, left_out or {}
+        infos, outputs = [], {}
+        within = nested(tasks, keep)
+        for task in tasks:
+            metric, kept = task.main_metric, keep.get(task.name)
+            statistic = task.statistic(metric)
+            idx = np.arange(task.items) if kept is None else np.asarray(kept)
+            outputs[task.name] = {
+                row: np.stack([np.asarray(r[task.name][metric], dtype=np.float64) for r in runs])[:, idx]
+                for row, runs in rows.items()
+                if row not in left_out.get(task.name, ())
+            }
+            infos.append(
+                TaskEvidence(
+                    task.name,
+                    metric,
+                    task.metric_labels[metric],
+                    statistic if kept is None else statistic.subset(idx),
+                    task.items,
+                    None if kept is None else idx,
+                    within.get(task.name),
+                )
+            )
+        labels = {**{r: r for r in rows}, **(labels or {})}
+        return cls(infos, outputs, list(pairs), labels, frozenset(fixed), seed, resamples)
+
+    def scores(self, task: TaskEvidence, row: str) -> ItemScores:
+        return ItemScores(task.metric, self.outputs[task.name][row], task.statistic, row in self.fixed)
+
+    def save(self, path: Path) -> Path:
+        """One compressed ``.npz``: every output array and a JSON ``meta`` entry with the rest."""
+        arrays = {f"outputs/{task}/{row}": v for task, rows in self.outputs.items() for row, v in rows.items()}
+        arrays.update({f"kept/{t.name}": t.kept for t in self.tasks if t.kept is not None})
+        meta = {
+            "tasks": [
+                {
+                    "name": t.name,
+                    "metric": t.metric,
+                    "label": t.label,
+                    "items": t.items,
+                    "within": t.within,
+                    "statistic": statistic_record(t.statistic),
+                }
+                for t in self.tasks
+            ],
+            "pairs": self.pairs,
+            "labels": self.labels,
+            "fixed": sorted(self.fixed),
+            "seed": self.seed,
+            "resamples": self.resamples,
+        }
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        return write_atomic(Path(path), lambda tmp: np.savez_compressed(tmp, **arrays))
+
+    @classmethod
+    def load(cls, path: Path) -> Evidence:
+        """What ``save`` wrote; ValueError naming the file when it is not that."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(bytes(data["meta"]).decode())
+                arrays = {key: data[key] for key in data.files if key != "meta"}
+            outputs: dict[str, dict[str, np.ndarray]] = {t["name"]: {} for t in meta["tasks"]}
+            for key, value in arrays.items():
+                if key.startswith("outputs/"):
+                    _, task, row = key.split("/", 2)
+                    outputs[task][row] = value
+            tasks = [
+                TaskEvidence(
+                    t["name"],
+                    t["metric"],
+                    t["label"],
+                    statistic_from(t["statistic"]),
+                    t["items"],
+                    arrays.get(f"kept/{t['name']}"),
+                    t["within"],
+                )
+                for t in meta["tasks"]
+            ]
+            return cls(
+                tasks,
+                outputs,
+                [tuple(p) for p in meta["pairs"]],
+                meta["labels"],
+                frozenset(meta["fixed"]),
+                meta["seed"],
+                meta["resamples"],
+            )
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}: not a report's evidence ({type(err).__name__}: {err})") from None
+
+
+def compare(evidence: Evidence, scale: float = 100.0, confidence: float = 0.95) -> pd.DataFrame:
+    """One line per (task, row, baseline) on the task's main metric x ``scale``: the row's score with its interval
+    (``score_interval``) and, for a pair of ``evidence.pairs``, the paired difference row - baseline with its
+    interval, p-value, standard error, degrees of freedom, variance parts and the difference it resolves
+    (``paired_comparison``); a row compared with nothing gets one line without a baseline, a row compared with several
+    a line each. Each task draws its items from its own seeded stream (the seed and the task's name), as
+    ``kit.evaluate`` does."""
     baselines: dict[str, list[str]] = {}
-    for row, baseline in pairs:
+    for row, baseline in evidence.pairs:
         baselines.setdefault(row, []).append(baseline)
     out = []
-    for task in tasks:
-        metric = task.main_metric
-        stream = (seed, zlib.crc32(task.name.encode()))
-        idx = keep.get(task.name)
-        scores = {row: stacked(task, metric, runs) for row, runs in rows.items()}
-        if idx is not None:
-            scores = {row: s.subset(idx) for row, s in scores.items()}
-        for row, s in scores.items():
-            e = bootstrap_interval(s, stream, resamples).scaled(scale)
+    for task in evidence.tasks:
+        stream = (evidence.seed, zlib.crc32(task.name.encode()))
+        present = evidence.outputs[task.name]
+        for row in present:
+            s = evidence.scores(task, row)
+            e = score_interval(s, stream, evidence.resamples, confidence).scaled(scale)
             line = {
                 "task": task.name,
-                "metric": task.metric_labels[metric],
-                "items": s.items,
-                "left_out": task.items - s.items,
+                "metric": task.label,
+                "items": task.scored,
+                "left_out": task.items - task.scored,
+                "within": task.within,
                 "row": row,
-                "method": labels.get(row, row),
+                "method": evidence.labels.get(row, row),
                 "seeds": s.seeds,
+                "fixed": s.fixed,
                 "score": e.value,
                 "score_low": e.low,
                 "score_high": e.high,
                 "baseline": None,
             }
-            for baseline in baselines.get(row, [None]):
-                if baseline is None:
-                    out.append(line)
-                    continue
-                c = paired_bootstrap(s, scores[baseline], stream, deep).scaled(scale)
+            compared = [b for b in baselines.get(row, []) if b in present]
+            if not compared:
+                out.append(line)
+            for baseline in compared:
+                c = paired_comparison(s, evidence.scores(task, baseline), stream, evidence.resamples, confidence)
+                c = c.scaled(scale)
                 out.append(
                     {
                         **line,
@@ -146,12 +272,109 @@ def compare(
                         "high": c.high,
                         "p": c.p_value,
                         "se": c.se,
+                        "df": c.df,
                         "detectable": c.detectable,
                         "resamples": c.resamples,
-                        "replicates": c.replicates,
+                        "reason": c.reason,
+                        "variance": c.variance.record(),
+                        "comparison": c,
                     }
                 )
     return pd.DataFrame(out)
+
+
+# ---- the primary comparison ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Primary:
+    """A run file's one primary comparison, ``row`` - ``baseline`` on ``task``, tested alone at alpha; ``effect``
+    (main metric x100) is the difference it is sized to detect (None: none declared)."""
+
+    row: str
+    baseline: str
+    task: str
+    effect: float | None = None
+
+    @classmethod
+    def parse(cls, text: str, effect: float | None = None) -> Primary:
+        """``"swap_10 - simcse on biosses-all"`` (a row name may hold spaces, not ' - ' or ' on '); ValueError saying
+        the form otherwise."""
+        rows, _, task = text.rpartition(" on ")
+        parts = [part.strip() for part in rows.split(" - ")]
+        if len(parts) != 2 or not all(parts) or not task.strip():
+            raise ValueError(f"{text!r} is not 'ROW - ROW on TASK' (two table rows around ' - ', then ' on ' a task)")
+        return cls(parts[0], parts[1], task.strip(), effect)
+
+    def __str__(self) -> str:
+        return f"{self.row} - {self.baseline} on {self.task}"
+
+    def is_line(self, line) -> bool:
+        return (line.row, line.baseline, line.task) == (self.row, self.baseline, self.task)
+
+
+# ---- families and verdicts -------------------------------------------------------------------------------------
+
+FAMILY_COLUMNS = ("p_adjusted", "family_low", "family_high", "family_confidence", "family_size", "family_detectable")
+"""What ``families`` adds to every comparison line: its result within its family (nan on other lines)."""
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+ROLES = ("primary", "secondary", "within", "not tested")
+"""A comparison line's role: the run file's primary (tested alone), a member of its group's family, a comparison
+on a task within another task of the family (reported, not a second finding), or not tested (``reason``)."""
+
+
+def compared_lines(compared: pd.DataFrame) -> pd.DataFrame:
+    """The lines of ``compared`` that compare a row with a baseline."""
+    return compared[compared.baseline.map(lambda b: isinstance(b, str))]
+
+
+def families(
+    compared: pd.DataFrame,
+    groups: Mapping[str, Sequence[str]],
+    primary: Primary | None,
+    correction: str,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """``compared`` with every comparison line's ``role`` (``ROLES``), its result within its family
+    (``FAMILY_COLUMNS``) and its verdict ``significant``: the primary alone at alpha, each group's secondary
+    comparisons (``groups``: group -> task names) one family corrected by ``correction``."""
+    compared = compared.copy()
+    for column in FAMILY_COLUMNS:
+        compared[column] = np.nan
+    compared["significant"] = False
+    compared["role"] = None
+    if "comparison" not in compared:
+        return compared
+    lines = compared_lines(compared)
+    group_of = {task: group for group, names in groups.items() for task in names}
+    pairs = set(zip(lines.task, lines.row, lines.baseline))
+    role = {}
+    for index, line in lines.iterrows():
+        if primary is not None and primary.is_line(line):
+            role[index] = "primary"
+        elif not line.comparison.tested:
+            role[index] = "not tested"
+        elif (
+            isinstance(line.within, str)
+            and group_of.get(line.within) == group_of.get(line.task)
+            and (line.within, line.row, line.baseline) in pairs
+        ):
+            role[index] = "within"
+        else:
+            role[index] = "secondary"
+    compared.loc[list(role), "role"] = pd.Series(role)
+    members = [[i for i in role if role[i] == "primary"]]
+    members += [
+        [i for i in role if role[i] == "secondary" and compared.at[i, "task"] in names] for names in groups.values()
+    ]
+    for family in members:
+        if not family:
+            continue
+        how = "none" if role[family[0]] == "primary" else correction
+        for index, a in zip(family, correct(list(compared.loc[family, "comparison"]), how, confidence)):
+            compared.loc[index, list(FAMILY_COLUMNS)] = a.p, a.low, a.high, a.confidence, a.size, a.detectable
+            compared.at[index, "significant"] = a.significant
+    return compared
 
 
 def _interval(estimate: float, low: float, high: float, digits: int) -> str:
@@ -162,25 +385,28 @@ def _bounds(low: float, high: float, digits: int) -> str:
     return f"[{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
 
 
-def _p(p: float, resamples: float) -> str:
-    return format_p(p, int(resamples)) if p == p else ""
-
-
-def compared_lines(compared: pd.DataFrame) -> pd.DataFrame:
-    """The lines of ``compared`` that compare a row with a baseline."""
-    return compared[compared.baseline.map(lambda b: isinstance(b, str))]
+def _test(line, correction: str) -> str:
+    """The table's ``test`` cell: how the comparison was tested."""
+    if line.role == "primary":
+        return "primary, alone" if not line.reason else "primary, not tested"
+    if line.role == "within":
+        return f"within {line.within}"
+    if line.role == "not tested":
+        return "identical outputs" if "same outputs" in line.reason else "not tested: 1 seed"
+    size = int(line.family_size)
+    return f"{CORRECTION_NAMES[correction]}, {size}" if correction != "none" and size > 1 else "alone"
 
 
 def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> pd.DataFrame:
-    """``compare``'s lines (with the family columns of ``SuiteReport``) as the report shows them, indexed by
-    (task, method): the metric, the items scored, score [interval], the baseline, the difference [interval],
-    its p, the family's interval and adjusted p (``*`` where the adjusted result is significant) and the
-    smallest difference detectable at the family's level."""
+    """``compare``'s lines (with ``families``' columns) as the report shows them, indexed by (task, method): the
+    metric, the items scored, the seeds, score [interval], the baseline, the difference [interval], its p, how it is
+    tested (primary, its family, within another task, not tested), the interval and adjusted p at its family's level
+    (``*`` where significant) and the difference its design resolves with 80% power at that level."""
     names = {(t, r): m for t, r, m in zip(compared.task, compared.row, compared.method)}
-    adjusted = correction != "none"
     rows = []
     for line in compared.itertuples():
-        has_baseline = isinstance(line.baseline, str)
+        has = isinstance(line.baseline, str)
+        tested = has and line.role in ("primary", "secondary") and not line.reason
         row = {
             "task": line.task,
             "method": line.method,
@@ -188,62 +414,69 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
             "items": f"{line.items:,}" + (f" ({line.left_out} left out)" if line.left_out else ""),
             "seeds": line.seeds,
             "score": f"{line.score:.{digits}f} [{line.score_low:.{digits}f}, {line.score_high:.{digits}f}]",
-            "vs": names.get((line.task, line.baseline), "") if has_baseline else "",
-            "difference": _interval(line.difference, line.low, line.high, digits) if has_baseline else "",
-            "p": _p(line.p, line.resamples) if has_baseline else "",
+            "vs": names.get((line.task, line.baseline), "") if has else "",
+            "difference": "",
+            "p": "",
+            "test": _test(line, correction) if has else "",
+            "family interval": "",
+            "p adjusted": "",
+            "resolves": "",
         }
-        mark = " *" if has_baseline and line.significant else ""
-        if adjusted:
-            row["family interval"] = (
-                _interval(line.difference, line.family_low, line.family_high, digits) if has_baseline else ""
-            )
-            row[f"p ({correction})"] = (
-                format_adjusted(line.p_adjusted, line.resamples, line.family_size) if has_baseline else ""
-            ) + mark
-        else:
-            row["p"] += mark
-        row["detectable"] = f"{line.family_detectable:.{digits}f}" if has_baseline else ""
+        if has and line.reason:
+            row["difference"] = f"{line.difference:+.{digits}f}".replace("-", "−")
+        elif has:
+            row["difference"] = _interval(line.difference, line.low, line.high, digits)
+            row["p"] = format_p(line.p)
+        if tested:
+            row["family interval"] = _interval(line.difference, line.family_low, line.family_high, digits)
+            row["p adjusted"] = format_p(line.p_adjusted) + (" *" if line.significant else "")
+            row["resolves"] = f"{line.family_detectable:.{digits}f}"
         rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "method"])
 
 
+def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 1) -> str:
+    """One comparison's verdict sentence, from its role and adjusted result."""
+    head = f"{line.method} vs {names[line.baseline]}"
+    if line.reason:
+        if "same outputs" in line.reason:
+            return f"{head}: the same output on every item, not tested"
+        return f"{head}: {line.difference:+.{digits}f} ({line.reason}), not tested".replace("-", "−", 1)
+    p = format_p(line.p)
+    alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
+    if line.role == "within":
+        return f"{head}: {alone}: its items lie within `{line.within}`, whose comparison is the finding"
+    family = ""
+    if line.role == "secondary" and correction != "none" and line.family_size > 1:
+        q = format_p(line.p_adjusted)
+        family = (
+            f"; {CORRECTION_NAMES[correction]} over the {line.family_size:.0f} comparisons of its family: "
+            f"p {q if q.startswith('<') else '= ' + q}, {100 * line.family_confidence:.4g}% interval "
+            f"{_bounds(line.family_low, line.family_high, digits)}"
+        )
+    side = "better" if line.low > 0 else "worse"
+    verdict = f"{side}, significant" if line.significant else "not significant"
+    if line.significant and correction == "holm" and line.family_low <= 0 <= line.family_high:
+        verdict += (
+            " (Holm's step-down rejects where Bonferroni's family interval, which does not step down, reaches zero)"
+        )
+    return (
+        f"{head}: {alone}{family}: {verdict}; with {_seeds(line)} this comparison resolves "
+        f"{line.family_detectable:.{digits}f} points (80% power at its family's level)"
+    )
+
+
+def _seeds(line) -> str:
+    seeds = int(line.seeds)
+    return f"{seeds} seed{'s' * (seeds != 1)} per trained row" if not line.fixed else "its seeds"
+
+
 def verdicts(compared: pd.DataFrame, task: str, digits: int = 1, correction: str = "holm") -> list[str]:
-    """One sentence per comparison on ``task``, from its adjusted result: ``+ random crop 10% vs SimCSE: −0.8
-    [−2.1, +0.5] (p = 0.31); Holm over the 36 comparisons of its family: p = 1.00, 99.86% interval
-    [−3.0, +1.4]: not significant; this comparison detects differences of 1.9 or more (80% power)``."""
+    """One sentence per comparison on ``task`` (the primary first), from its role and adjusted result."""
     lines = compared_lines(compared[compared.task == task])
     names = dict(zip(compared.row, compared.method))
-    out = []
-    for line in lines.itertuples():
-        if line.detectable == 0 and line.difference == 0:
-            out.append(f"{line.method} vs {names[line.baseline]}: the same output on every item, no difference")
-            continue
-        p = _p(line.p, line.resamples)
-        alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
-        family = ""
-        if correction != "none" and line.family_size > 1:
-            q = format_adjusted(line.p_adjusted, line.resamples, line.family_size)
-            family = (
-                f"; {CORRECTION_NAMES[correction]} over the {line.family_size:.0f} comparisons of its family: "
-                f"p {q if q.startswith('<') else '= ' + q}, {100 * line.family_confidence:.4g}% interval "
-                f"{_bounds(line.family_low, line.family_high, digits)}"
-            )
-        side = "better" if line.low > 0 else "worse"  # significant: the comparison's own interval excludes zero
-        verdict = f"{side}, significant" if line.significant else "not significant"
-        if line.significant and correction == "holm" and line.family_low <= 0 <= line.family_high:
-            verdict += (
-                " (Holm's step-down rejects where Bonferroni's family interval, which does not step down, reaches zero)"
-            )
-        out.append(
-            f"{line.method} vs {names[line.baseline]}: {alone}{family}: {verdict}; this comparison detects "
-            f"differences of {line.family_detectable:.{digits}f} or more (80% power at its family's level)"
-        )
-    return out
-
-
-FAMILY_COLUMNS = ("p_adjusted", "family_low", "family_high", "family_confidence", "family_size", "family_detectable")
-"""What ``SuiteReport`` adds to every comparison line: its result within its family (nan on other lines)."""
-CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
+    order = sorted(lines.itertuples(), key=lambda line: line.role != "primary")
+    return [verdict_line(line, names, correction, digits) for line in order]
 
 
 @dataclass(frozen=True)
@@ -255,29 +488,41 @@ class PaperEffect:
     effect: float
     claim: str
 
-    def against(self, detectable: float, where: str = "the comparisons here") -> str:
-        """The claim beside the difference ``where`` detects with 80% power: whether an effect of the claimed size
-        would be found with at least that power. The claim is the paper's, with its model and corpus; a run on
-        another model or corpus may have an effect of another size."""
-        power = "at least" if detectable <= abs(self.effect) else "less than"
-        return (
-            f"The paper claims {self.claim}, {self.effect:+.1f} points with its model and corpus; {where} have 80% "
-            f"power to detect {detectable:.1f} on `{self.task}`, so they would find an effect of the claimed size with "
-            f"{power} 80% power."
+
+def primary_summary(line, primary: Primary, names: Mapping[str, str], digits: int = 1) -> str:
+    """The primary comparison in sentences: its result at alpha, a null's largest gain ruled out (the interval's
+    upper end), and, when it does not resolve the effect it was sized for, how many seeds would
+    (``kit.evaluation.design``)."""
+    head = f"Primary comparison ({primary}): {line.method} − {names[line.baseline]}"
+    if line.reason:
+        return f"{head}: not tested ({line.reason})."
+    p = format_p(line.p)
+    out = f"{head}: {_interval(line.difference, line.low, line.high, digits)}, p {p if p.startswith('<') else '= ' + p}"
+    if line.significant:
+        out += f": {'better' if line.low > 0 else 'worse'}, significant at alpha {1 - line.family_confidence:.2g}."
+    else:
+        out += (
+            f": not significant; its {line.family_confidence:.0%} interval rules out gains above "
+            f"{line.high:.{digits}f} points and losses beyond {max(-line.low, 0):.{digits}f}."
         )
+    if primary.effect is not None:
+        out += " " + design.sizing_sentence(
+            primary.effect, Variance.from_record(line.variance), line.seeds, 1 - line.family_confidence
+        )
+    return out
 
 
 @dataclass
 class SuiteReport:
-    """What a study report shows of the suite: ``compared`` (``compare``'s lines), its tasks grouped into the
-    headline tasks and the tasks whose data ``study`` trains on (``Task.seen_by``), reported apart; items that
-    share a text with the data the checkpoints were selected on (``selection_texts``, described by
-    ``selected_on``) were left out of their task by ``compare``, and a task whose every item does is reported
-    apart. The comparisons of each group are a family, corrected by ``correction`` (``kit.evaluation.families``)
-    at ``confidence``; the verdicts follow the adjusted results. ``paper_effect``: what the study's paper claims,
-    set beside what this design can detect. ``title`` heads its tables."""
+    """What a study report shows of the suite: ``compared`` (``compare``'s lines of the ``evidence``), its tasks
+    grouped into the headline tasks and the tasks whose data ``study`` trains on (``Task.seen_by``), reported apart;
+    items that share a text with the data the checkpoints were selected on (``selection_texts``, described by
+    ``selected_on``) were left out of their task, and a task whose every item does is reported apart. The run file's
+    ``primary`` comparison is tested alone, the secondary comparisons of each group are a family corrected by
+    ``correction`` (``families``); the verdicts follow the adjusted results. ``paper_effect``: what the study's
+    paper claims. ``title`` heads its tables."""
 
-    compared: pd.DataFrame
+    evidence: Evidence
     tasks: Sequence[Task]
     study: str
     selected_on: str
@@ -286,9 +531,14 @@ class SuiteReport:
     correction: str = "holm"
     confidence: float = 0.95
     paper_effect: PaperEffect | None = None
+    primary: Primary | None = None
+    compared: pd.DataFrame = field(init=False)
 
     def __post_init__(self):
-        self.compared = self._with_families(self.compared.copy())
+        if self.primary is not None and self.primary.task not in {t.name for t in self.evidence.tasks}:
+            self.primary = None  # the primary is another report's (QFCL's ROUGE, say)
+        lines = compare(self.evidence, confidence=self.confidence)
+        self.compared = families(lines, self.group_names(), self.primary, self.correction, self.confidence)
 
     def shared_with_selection(self, task: Task) -> bool:
         """Every item of ``task`` shares a text with the selection data: nothing is left to report it on."""
@@ -308,44 +558,36 @@ class SuiteReport:
             out.setdefault(key, []).append(task)
         return {group: tasks for group, tasks in out.items() if tasks}
 
+    def group_names(self) -> dict[str, list[str]]:
+        return {group: [t.name for t in tasks] for group, tasks in self.groups().items()}
+
     def headline_tasks(self) -> list[Task]:
         return self.groups().get("headline tasks", [])
 
-    def _with_families(self, compared: pd.DataFrame) -> pd.DataFrame:
-        """``compared`` with, for every comparison line, its family's size, adjusted p-value, interval at the
-        family's level and the verdict (``significant``: the adjusted p-value below 1 - confidence)."""
-        for column in FAMILY_COLUMNS:
-            compared[column] = np.nan
-        compared["significant"] = False
-        if "p" not in compared:
-            return compared
-        for tasks in self.groups().values():
-            family = compared.index[
-                compared.task.isin([t.name for t in tasks]) & compared.baseline.map(lambda b: isinstance(b, str))
-            ]
-            if not len(family):
-                continue
-            lines = compared.loc[family]
-            corrected = correct(lines.p, lines.replicates, lines.se, self.correction, self.confidence)
-            for index, a in zip(family, corrected):
-                compared.loc[index, list(FAMILY_COLUMNS)] = a.p, a.low, a.high, a.confidence, a.size, a.detectable
-                compared.at[index, "significant"] = a.significant
-        return compared
+    def primary_line(self):
+        """The primary comparison's line (None: no primary in this report)."""
+        lines = compared_lines(self.compared)
+        found = [line for line in lines.itertuples() if self.primary is not None and self.primary.is_line(line)]
+        return found[0] if found else None
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """One table per group, titled."""
-        return {
-            f"{self.title}, {group}: main metric x100 [95% interval]": table(
-                self.compared[self.compared.task.isin([t.name for t in tasks])], correction=self.correction
-            )
-            for group, tasks in self.groups().items()
-        }
+        """One table per group, titled (``group_tables``)."""
+        return group_tables(self.compared, self.group_names(), self.title, self.correction)
+
+    def names(self) -> dict[str, str]:
+        return dict(zip(self.compared.row, self.compared.method))
+
+    def primary_text(self) -> str:
+        """The primary's sentences (``primary_summary``); '' when this report holds no primary."""
+        line = self.primary_line()
+        if self.primary is None or line is None:
+            return ""
+        return primary_summary(line, self.primary, self.names())
 
     def about(self) -> str:
-        """How to read the tables (Markdown): tasks, intervals, families, selection, what the design detects."""
+        """How to read the tables (Markdown): tasks, intervals, the primary, families, selection, what the design
+        resolves."""
         described = "; ".join(f"`{t.name}`: {t.description} ({t.items:,} items)" for t in self.tasks)
-        lines = compared_lines(self.compared)
-        smallest = self.power() if len(lines) else ""
         left_out = {line.task: line.left_out for line in self.compared.itertuples() if line.left_out}
         shared = (
             " Left out of their task because they share a text with the checkpoint-selection data: "
@@ -355,8 +597,8 @@ class SuiteReport:
             else ""
         )
         family = (
-            f" The comparisons of each group of tasks are one family: each gets its p-value and its interval at the "
-            f"family's level after {CORRECTION_NAMES[self.correction]}'s correction ("
+            f" The secondary comparisons of each group of tasks are one family: each gets its p-value and its interval "
+            f"at the family's level after {CORRECTION_NAMES[self.correction]}'s correction ("
             + {
                 "holm": "Holm's step-down procedure controls the chance of any false verdict; its intervals are "
                 "Bonferroni's simultaneous ones, which can reach zero where Holm's later steps reject",
@@ -366,66 +608,50 @@ class SuiteReport:
             }[self.correction]
             + "); the verdicts and `*` follow the adjusted result."
             if self.correction != "none"
-            else " No correction for the number of comparisons: each verdict stands alone."
+            else " No correction for the number of secondary comparisons: each verdict stands alone."
+        )
+        primary = (
+            f" The run file's primary comparison ({self.primary}) is tested alone at alpha "
+            f"{1 - self.confidence:.2g} and is not part of any family."
+            if self.primary
+            else " The run file declares no primary comparison (`primary`): every comparison is secondary."
         )
         return (
-            f"Tasks: {described}. Scores x100 with 95% percentile bootstrap intervals over the task's items and "
-            "the row's seeds; each comparison (column `vs`): the paired difference (the same item draws for both "
-            "rows; each draw resamples the seeds too, seed by seed when both rows have the same seeds) with its "
-            "interval and its p-value from the same replicates (twice the share of replicates beyond zero), so "
-            "the two never disagree. A replicate at exactly zero counts on both sides: two rows that differ on few "
-            "items, whose replicates are mostly zero, get p near 1 beside an interval that ends at zero."
-            f"{self._depth(lines)}{family} Checkpoints were selected on {self.selected_on}."
-            f"{shared}{smallest}"
-        )
-
-    def _depth(self, lines: pd.DataFrame) -> str:
-        """How many replicates the comparisons rest on, and how many lie at or beyond each end of the shallowest
-        interval at its family's level (``compare`` draws enough for 50 at 2,000 resamples); below 10 it says
-        that the interval's ends are only a few extreme replicates."""
-        if not len(lines) or "resamples" not in lines:
-            return ""
-        drawn = lines.resamples.astype(float)
-        tail = int(np.floor((drawn * (1 - lines.family_confidence.astype(float)) / 2).min() + 1e-9))
-        out = f" Each comparison rests on {int(drawn.max()):,} replicates"
-        if self.correction == "none":
-            return out + "."
-        out += " (a lone interval's resamples times the comparisons the report makes, 100 at most), and "
-        out += f"{tail:,} or more lie at or beyond each end of every interval at its family's level"
-        return out + (
-            ": too few for those ends to be more than the most extreme replicates; draw more resamples."
-            if tail < 10
-            else "."
+            f"Tasks: {described}. Scores x100 with 95% intervals over the task's items and the row's seeds; each "
+            "comparison (column `vs`): the paired difference with its interval and p-value from one t test whose "
+            "variance adds the item part (the same item draws for both rows, the seeds held fixed) and each trained "
+            "row's run-to-run part (its seeds' spread), with Satterthwaite's degrees of freedom "
+            "(`kit.evaluation.inference`; its error rate is checked by simulation, `benchmarks/calibration.py`). "
+            "A comparison of two rows with the same outputs on every item, or of a trained row with one seed, is "
+            "reported and not tested; one on a task whose items lie within another's (`test` column: within) is part "
+            f"of that task's finding, not a second one.{primary}{family} Checkpoints were selected on "
+            f"{self.selected_on}.{shared}{self.power()}"
         )
 
     def power(self) -> str:
-        """The smallest difference the comparisons of each task detect (80% power at their family's level,
-        median over the rows whose outputs differ from their baseline's), and the paper's claimed effect beside it
-        (``PaperEffect.against``)."""
+        """What the secondary comparisons of each task resolve (80% power at their family's level, median over the
+        tested rows), and the paper's claimed effect beside it."""
         lines = compared_lines(self.compared)
-        lines = lines[lines.family_detectable > 0]  # a row with its baseline's outputs detects nothing to compare
+        lines = lines[lines.role == "secondary"]
+        if not len(lines):
+            return ""
         per_task = lines.groupby("task", sort=False).family_detectable.median()
         out = (
-            " Smallest difference the comparisons detect (80% power at their family's level; median over the rows): "
+            " What the secondary comparisons resolve (80% power at their family's level; median over the rows): "
             + ", ".join(f"`{task}` {d:.1f}" for task, d in per_task.items())
             + " points."
         )
         claim = self.paper_effect
-        if claim and claim.task not in per_task:
-            out += (
-                f" The paper claims {claim.claim}, {claim.effect:+.1f} points on `{claim.task}`, which this run "
-                "does not compare on."
-            )
-        elif claim:
-            out += " " + claim.against(per_task[claim.task])
+        if claim:
+            out += f" The paper claims {claim.claim}, {claim.effect:+.1f} points with its model and corpus."
         return out
 
     def verdict(self) -> str:
-        """The comparisons on every headline task (on every task, said so, when none is headline), as
-        Markdown bullets; a task's comparisons are listed only when it has any."""
+        """The primary first, then the comparisons on every headline task (on every task, said so, when none is
+        headline), as Markdown bullets; a task's comparisons are listed only when it has any."""
         headline = self.headline_tasks()
         caveat = "" if headline else " (no headline task: every task is the training or the selection data)"
-        blocks = []
+        blocks = [f"**{self.primary_text()}**"] if self.primary_text() else []
         for task in headline or self.tasks:
             lines = [
                 line.replace("+", "\\+", 1) if line.startswith("+") else line
@@ -436,9 +662,14 @@ class SuiteReport:
                 blocks.append(f"On `{task.name}` ({items:,} items){caveat}:\n" + "\n".join(f"- {x}" for x in lines))
         return "\n\n".join(blocks)
 
-    def comparison(self, row: str, task: str | None = None) -> str | None:
-        """The verdict sentence of ``row`` on ``task`` (default: the headline task with the most items, the
-        most powerful comparison), or None when the row has no baseline; the reports index shows it."""
+    def comparison(self, row: str | None = None, task: str | None = None) -> str | None:
+        """The primary's sentences when the report has one; else the verdict sentence of ``row`` on ``task``
+        (default: the headline task with the most items), or None when the row has no baseline there; the reports
+        index shows it."""
+        if self.primary_text():
+            return self.primary_text()
+        if row is None:
+            return None
         name = task or max(self.headline_tasks() or self.tasks, key=lambda t: t.items).name
         method = self.compared[(self.compared.task == name) & (self.compared.row == row)].method
         line = next(
@@ -452,13 +683,63 @@ class SuiteReport:
         return f"{line} (on {name})" if line else None
 
     def record(self) -> dict:
-        """Every line of ``compared`` (without the replicates) and how the tasks were grouped, for ``results.json``."""
-        lines = self.compared.drop(columns=["replicates"], errors="ignore")
-        return {
-            "selected_on": self.selected_on,
-            "correction": self.correction,
-            "confidence": self.confidence,
-            "paper_effect": asdict(self.paper_effect) if self.paper_effect else None,
-            "groups": {group: [t.name for t in tasks] for group, tasks in self.groups().items()},
-            "lines": lines.astype(object).where(lines.notna(), None).to_dict("records"),
-        }
+        """Every line of ``compared`` (without the comparison objects), the primary and how the tasks were grouped,
+        for ``results.json``."""
+        return suite_record(
+            self.compared,
+            self.group_names(),
+            self.primary,
+            self.correction,
+            self.confidence,
+            title=self.title,
+            selected_on=self.selected_on,
+            paper_effect=asdict(self.paper_effect) if self.paper_effect else None,
+            primary_text=self.primary_text() or None,
+        )
+
+
+def suite_record(
+    compared: pd.DataFrame, groups: Mapping, primary: Primary | None, correction: str, confidence: float, **extra
+) -> dict:
+    """A family's record (``SuiteReport.record``), from its lines: what ``kit.docs recompute`` writes again."""
+    lines = compared.drop(columns=["comparison"], errors="ignore")
+    return {
+        **extra,
+        "correction": correction,
+        "confidence": confidence,
+        "primary": None if primary is None else {**asdict(primary), "text": str(primary)},
+        "groups": dict(groups),
+        "lines": lines.astype(object).where(lines.notna(), None).to_dict("records"),
+    }
+
+
+def group_tables(
+    compared: pd.DataFrame, groups: Mapping[str, Sequence[str]], title: str, correction: str
+) -> dict[str, pd.DataFrame]:
+    """One ``table`` per group of tasks, titled ``<title>, <group>: main metric x100 [95% interval]``."""
+    return {
+        f"{title}, {group}: main metric x100 [95% interval]": table(
+            compared[compared.task.isin(list(names))], correction=correction
+        )
+        for group, names in groups.items()
+    }
+
+
+def recomputed(evidence: Evidence, old: dict) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """A family's record (``SuiteReport.record``) computed again from its ``evidence`` under today's inference, with
+    what the run declared kept from the ``old`` record (groups, primary, correction, confidence, selection, paper
+    effect, title); and its tables (``group_tables``)."""
+    declared = old.get("primary")
+    primary = (
+        None
+        if not declared
+        else Primary(declared["row"], declared["baseline"], declared["task"], declared.get("effect"))
+    )
+    confidence, correction, groups = old["confidence"], old["correction"], old["groups"]
+    compared = families(compare(evidence, confidence=confidence), groups, primary, correction, confidence)
+    names = dict(zip(compared.row, compared.method))
+    line = next((x for x in compared_lines(compared).itertuples() if primary and primary.is_line(x)), None)
+    text = primary_summary(line, primary, names) if line is not None else None
+    keep = {k: old.get(k) for k in ("title", "selected_on", "paper_effect", "left_out") if k in old}
+    record = suite_record(compared, groups, primary, correction, confidence, **keep, primary_text=text)
+    return record, group_tables(compared, groups, old.get("title", "Evaluation suite"), correction)

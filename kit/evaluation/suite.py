@@ -1,13 +1,14 @@
 """Scoring models on the suite: every (model, task) scored once from its (cached) embeddings, every score
-with its bootstrap interval, and every model after the first compared with the first (the baseline), and any
-other pair asked for: the paired bootstrap interval of the difference, its p-value from the same replicates
-and the smallest detectable difference, each comparison on a task's main metric corrected within the family
-of all of them (``kit.evaluation.families``).
+with its interval, and every model after the first compared with the first (the baseline), and any other pair
+asked for: the difference with its calibrated interval and p-value (``kit.evaluation.inference``) and what the
+comparison resolves, each comparison on a task's main metric corrected within the family of all of them
+(``kit.evaluation.families``), but those on a task whose items lie within another task's (``nested``), which are
+part of that task's finding.
 
-A model is an ``Embedder`` (or any function texts -> embeddings), or a list of them (one per seed of a
-trained row): the seeds' item outputs are stacked and the bootstrap resamples seeds and items together.
-Each task draws from its own stream, seeded by (seed, task name), so adding a model or a task changes no
-other number.
+A model is an ``Embedder`` (or any function texts -> embeddings), compared as a fixed artefact (its items are
+the only source of variation), or a list of them (one per seed of a trained row): the seeds' item outputs are
+stacked and the comparison carries their run-to-run spread. Each task draws from its own stream, seeded by (seed,
+task name), so adding a model or a task changes no other number.
 """
 
 from __future__ import annotations
@@ -15,22 +16,15 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from kit.evaluation.bootstrap import (
-    Comparison,
-    Difference,
-    Estimate,
-    ItemScores,
-    bootstrap_interval,
-    format_p,
-    paired_bootstrap,
-)
+from kit.evaluation.bootstrap import ItemScores
 from kit.evaluation.embeddings import Embedder
-from kit.evaluation.families import Adjusted, correct, family_resamples, format_adjusted
-from kit.evaluation.task import Task
+from kit.evaluation.families import Adjusted, correct
+from kit.evaluation.inference import Comparison, Difference, Estimate, format_p, paired_comparison, score_interval
+from kit.evaluation.task import Task, nested
 
 
 def task_seed(seed: int, task: Task) -> tuple[int, int]:
@@ -46,10 +40,12 @@ def _runs(model: Embed | Sequence[Embed]) -> list[Embed]:
 
 
 def score_task(model: Embed | Sequence[Embed], task: Task) -> dict[str, ItemScores]:
-    """A model's item scores on ``task`` (one ``ItemScores`` per metric); a list of embedders are its seeds."""
+    """A model's item scores on ``task`` (one ``ItemScores`` per metric); a list of embedders are its seeds, a single
+    one a fixed model (``ItemScores.fixed``)."""
     runs = _runs(model)
     scored = [task.score(tuple(run(texts) for texts in task.texts())) for run in runs]
-    return {metric: ItemScores.stack([s[metric] for s in scored]) for metric in task.metrics}
+    fixed = not isinstance(model, (list, tuple))
+    return {metric: replace(ItemScores.stack([s[metric] for s in scored]), fixed=fixed) for metric in task.metrics}
 
 
 Pair = tuple[str, str]
@@ -74,15 +70,16 @@ def comparison_pairs(models: Sequence[str], extra: Sequence[Pair] = ()) -> list[
 class TaskResult:
     """One task's results: per model and metric the item scores and the estimate; per compared pair and
     metric the paired comparison, and on the main metric its result within the family of every comparison
-    of the run (``adjusted``); the seconds each model took to embed and score (its model's loading included,
-    for the first task that encodes), the texts it encoded and read from the cache, and the seconds of the
-    task's intervals."""
+    of the run (``adjusted``; none on a task ``within`` another, whose comparisons are that task's finding); the
+    seconds each model took to embed and score (its model's loading included, for the first task that encodes),
+    the texts it encoded and read from the cache, and the seconds of the task's intervals."""
 
     task: Task
     scores: dict[str, dict[str, ItemScores]] = field(default_factory=dict, repr=False)
     estimates: dict[str, dict[str, Estimate]] = field(default_factory=dict)
     comparisons: dict[Pair, dict[str, Comparison]] = field(default_factory=dict)
     adjusted: dict[Pair, Adjusted] = field(default_factory=dict)
+    within: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     texts: dict[str, tuple[int, int]] = field(default_factory=dict)
     interval_seconds: float = 0.0
@@ -103,17 +100,12 @@ class SuiteResult:
     def baseline(self) -> str:
         return self.models[0]
 
-    @property
-    def comparison_resamples(self) -> int:
-        """The resamples of each comparison on a main metric (``family_resamples`` of the family); ``evaluate``
-        draws them."""
-        return family_resamples(self.resamples, len(self.pairs) * len(self.tasks), self.correction)
-
     def rows(self, scale: float = 100.0, digits: int = 2) -> list[dict]:
         """One row per (task, model) on the task's main metric, x``scale``, with its score and interval; a
         model compared with others gets a row per comparison: the difference with its interval, the p-value,
         the interval and adjusted p-value within the family (``*`` where the adjusted result is significant)
-        and the smallest difference detectable at the family's level."""
+        and the difference it resolves with 80% power at the family's level (a comparison on a task within another
+        says so, and is not a member)."""
         out = []
         for result in self.tasks:
             task, metric = result.task, result.task.main_metric
@@ -130,7 +122,7 @@ class SuiteResult:
                     "difference": "",
                     "p": "",
                     **({"family interval": "", f"p ({self.correction})": ""} if self.correction != "none" else {}),
-                    "detectable": "",
+                    "resolves": "",
                 }
                 pairs = [pair for pair in self.pairs if pair[0] == model]
                 out += [row] if not pairs else [self._compared(row, result, pair, scale, digits) for pair in pairs]
@@ -138,17 +130,21 @@ class SuiteResult:
 
     def _compared(self, row: dict, result: TaskResult, pair: Pair, scale: float, digits: int) -> dict:
         c = result.comparisons[pair][result.task.main_metric].scaled(scale)
-        a = result.adjusted[pair]
+        if not c.tested:
+            return {**row, "vs": pair[1], "difference": f"{c:.{digits}f}"}
+        row = {**row, "vs": pair[1], "difference": f"{c.difference:.{digits}f}", "p": format_p(c.p_value)}
+        a = result.adjusted.get(pair)
+        if a is None:
+            return {**row, "family interval": f"within {result.within}" if self.correction != "none" else ""}
         mark = " *" if a.significant else ""
-        row = {**row, "vs": pair[1], "difference": f"{c.difference:.{digits}f}", "p": format_p(c.p_value, c.resamples)}
         if self.correction == "none":
             row["p"] += mark
         else:
             row["family interval"] = (
                 f"{Difference(c.estimate, a.low * scale, a.high * scale, c.difference.n):.{digits}f}"
             )
-            row[f"p ({self.correction})"] = format_adjusted(a.p, c.resamples, a.size) + mark
-        row["detectable"] = f"{a.detectable * scale:.{digits}f}"
+            row[f"p ({self.correction})"] = format_p(a.p) + mark
+        row["resolves"] = f"{a.detectable * scale:.{digits}f}"
         return row
 
     def to_dict(self) -> dict:
@@ -166,13 +162,14 @@ class SuiteResult:
                         "model": a,
                         "baseline": b,
                         **{metric: _comparison(c) for metric, c in metrics.items()},
-                        "family": asdict(result.adjusted[(a, b)]),
+                        "family": asdict(result.adjusted[(a, b)]) if (a, b) in result.adjusted else None,
                     }
                     for (a, b), metrics in result.comparisons.items()
                 ],
                 "seconds": {model: round(s, 2) for model, s in result.seconds.items()},
                 "texts_encoded": {model: n[0] for model, n in result.texts.items()},
                 "interval_seconds": round(result.interval_seconds, 2),
+                "within": result.within,
             }
         return {
             "models": self.models,
@@ -182,24 +179,19 @@ class SuiteResult:
             "resamples": self.resamples,
             "confidence": self.confidence,
             "correction": self.correction,
-            "interval": "percentile bootstrap over the task's items (and seeds); differences paired: the same "
-            "item draws for both models; p: the share of paired replicates beyond zero, two-sided (the same "
-            "resampling as the interval); family: every comparison on every task's main metric, corrected by "
-            f"{self.correction}, with intervals and detectable differences at the family's level"
-            + (
-                ", each from resamples x the family's size (at most 100) in replicates (the comparison's resamples)"
-                if self.comparison_resamples > self.resamples
-                else ""
-            )
-            + "; detectable: "
-            "(z_(1-alpha/2) + z_0.8) x the bootstrap standard error of the difference",
+            "interval": "t interval (Satterthwaite's degrees of freedom) whose variance adds the item part (the "
+            "variance over item draws with replacement, the same draws for both models) and each seeded model's "
+            "run-to-run part (kit.evaluation.inference); p from the same t distribution; family: every comparison "
+            f"on every task's main metric but those on a task within another, corrected by {self.correction}, with "
+            "intervals and resolved differences at the family's level; resolves: (t_(df,1-alpha/2) + t_(df,0.8)) x "
+            "the standard error",
             "seconds": round(self.seconds, 2),
             "tasks": tasks,
         }
 
 
 def _estimate(e: Estimate) -> dict:
-    return {"value": e.value, "low": e.low, "high": e.high, "se": e.se, "items": e.items, "seeds": e.seeds}
+    return {"value": e.value, "low": e.low, "high": e.high, "se": e.se, "items": e.items, "seeds": e.seeds, "df": e.df}
 
 
 def _comparison(c: Comparison) -> dict:
@@ -210,9 +202,12 @@ def _comparison(c: Comparison) -> dict:
         "excludes_zero": c.excludes_zero,
         "p_value": c.p_value,
         "se": c.se,
+        "df": c.df,
         "detectable": c.detectable,
+        "variance": c.variance.record(),
         "seeds": list(c.seeds),
         "resamples": c.resamples,
+        "reason": c.reason,
     }
 
 
@@ -233,20 +228,20 @@ def evaluate(
 ) -> SuiteResult:
     """Score every model on every task and compare every model after the first with the first, and each of
     ``pairs`` (``comparison_pairs``); the comparisons on the tasks' main metrics are one family, corrected by
-    ``correction`` (``kit.evaluation.families``), each from ``family_resamples`` replicates (the others, and
-    every score's interval, from ``resamples``). ``progress`` receives one line per (model, task) with its
-    time, and one per task for its intervals."""
+    ``correction`` (``kit.evaluation.families``), but those on a task within another (``nested``); every interval
+    and comparison from ``resamples`` item draws. ``progress`` receives one line per (model, task) with its time,
+    and one per task for its intervals."""
     compared = comparison_pairs(list(models), pairs)
     say = progress or (lambda line: None)
-    deep = family_resamples(resamples, len(compared) * len(tasks), correction)
     started = time.perf_counter()
-    results = [TaskResult(task) for task in tasks]
+    within = nested(tasks)
+    results = [TaskResult(task, within=within.get(task.name)) for task in tasks]
     for name, model in models.items():
         runs = _runs(model)
         for result in results:
             before = _counts(runs)
             t = time.perf_counter()
-            result.scores[name] = score_task(runs, result.task)
+            result.scores[name] = score_task(model if isinstance(model, (list, tuple)) else runs[0], result.task)
             result.seconds[name] = time.perf_counter() - t
             encoded, cached = result.texts[name] = tuple(now - then for now, then in zip(_counts(runs), before))
             texts = ", ".join(
@@ -259,28 +254,19 @@ def evaluate(
     for result in results:
         t = time.perf_counter()
         stream = task_seed(seed, result.task)
-        scores, main = result.scores, result.task.main_metric
+        scores = result.scores
         for name, metrics in scores.items():
-            result.estimates[name] = {
-                m: bootstrap_interval(s, stream, resamples, confidence) for m, s in metrics.items()
-            }
+            result.estimates[name] = {m: score_interval(s, stream, resamples, confidence) for m, s in metrics.items()}
         for a, b in compared:
             result.comparisons[(a, b)] = {
-                m: paired_bootstrap(s, scores[b][m], stream, deep if m == main else resamples, confidence)
-                for m, s in scores[a].items()
+                m: paired_comparison(s, scores[b][m], stream, resamples, confidence) for m, s in scores[a].items()
             }
         result.interval_seconds = time.perf_counter() - t
         say(f"intervals · {result.task.name}: {result.interval_seconds:.1f}s")
-    family = [(r, pair, r.comparisons[pair][r.task.main_metric]) for r in results for pair in compared]
-    corrected = correct(
-        [c.p_value for *_, c in family],
-        [c.replicates for *_, c in family],
-        [c.se for *_, c in family],
-        correction,
-        confidence,
-    )
-    for (result, pair, _), adjusted in zip(family, corrected):
-        result.adjusted[pair] = adjusted
+    family = [(r, pair, r.comparisons[pair][r.task.main_metric]) for r in results if not r.within for pair in compared]
+    for (result, pair, c), adjusted in zip(family, correct([c for *_, c in family], correction, confidence)):
+        if c.tested:  # an untested comparison (identical outputs) is not a member
+            result.adjusted[pair] = adjusted
     return SuiteResult(
         list(models), results, compared, seed, resamples, confidence, correction, time.perf_counter() - started
     )

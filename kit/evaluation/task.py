@@ -12,7 +12,7 @@ in list order) gives an ``ItemScores`` per metric, the main metric first.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -124,6 +124,28 @@ class PairCosineTask(Task):
         (emb,) = embeddings
         cos = cosines(emb[rows[: len(first)]], emb[rows[len(first) :]])
         return {self.main_metric: ItemScores(self.main_metric, within_ranks(cos), self.statistic(self.main_metric))}
+
+
+def nested(tasks: Sequence[Task], keep: Mapping[str, np.ndarray] | None = None) -> dict[str, str]:
+    """Task name -> the first other task of the same main metric whose items (``keep``: task -> indices of the items
+    scored; all by default) hold every item of it: BIOSSES test within all pairs. Of two tasks with the same items
+    the earlier stands for both. A comparison on a nested task is part of its parent's finding, not a second one."""
+    keep = keep or {}
+    items = {}
+    for task in tasks:
+        texts = task.item_texts()
+        idx = keep.get(task.name)
+        items[task.name] = set(texts) if idx is None else {texts[i] for i in idx}
+    out = {}
+    for k, task in enumerate(tasks):
+        for j, other in enumerate(tasks):
+            same = items[task.name] == items[other.name]
+            if j == k or other.main_metric != task.main_metric or (same and j > k):
+                continue
+            if items[task.name] <= items[other.name]:
+                out[task.name] = other.name
+                break
+    return out
 
 
 TYPES = ("sts", "retrieval", "pair_classification", "probe")

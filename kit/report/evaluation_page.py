@@ -10,7 +10,7 @@ import html
 
 from kit.evaluation.suite import SuiteResult
 
-NUMERIC = ("items", "score", "difference", "family interval", "p", "detectable")
+NUMERIC = ("items", "score", "difference", "family interval", "p", "resolves")
 
 
 def text_table(rows: list[dict]) -> str:
@@ -76,9 +76,9 @@ def title(models: list[str]) -> str:
 
 
 def legend(result: SuiteResult) -> str:
-    """What ``*``, p and detectable mean in the table."""
+    """What ``*``, p and resolves mean in the table."""
     conf = f"{result.confidence:.0%}"
-    family = len(result.pairs) * len(result.tasks)
+    family = len(result.pairs) * sum(not r.within for r in result.tasks)
     if result.correction == "none" or family <= 1:
         star = f"* p < {1 - result.confidence:.2g} (the paired {conf} interval excludes zero); no correction"
     else:
@@ -92,10 +92,18 @@ def legend(result: SuiteResult) -> str:
                 else ""
             )
         )
+    within = [r for r in result.tasks if r.within]
     return (
-        f"{star}. p: twice the share of paired bootstrap replicates beyond zero, so p < {1 - result.confidence:.2g} "
-        f"exactly when the {conf} interval excludes zero. detectable: the smallest difference detected with 80% "
-        "power at the family's level."
+        f"{star}. p: from the same t distribution as the {conf} interval, so p < {1 - result.confidence:.2g} "
+        "exactly when the interval excludes zero. resolves: the smallest difference found with 80% power at the "
+        "family's level."
+        + (
+            " Not in the family: "
+            + "; ".join(f"`{r.task.name}`, whose items lie within `{r.within}`" for r in within)
+            + " (part of that task's finding)."
+            if within
+            else ""
+        )
     )
 
 
@@ -103,19 +111,12 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     """The report page: the suite table, every metric, the models and the task declarations. Plain HTML,
     no scripts, links relative to the page (evaluation.json beside it)."""
     conf = f"{result.confidence:.0%}"
-    family, deep = len(result.pairs) * len(result.tasks), result.comparison_resamples
     method = (
-        f"Scores x100 with {conf} percentile bootstrap intervals ({result.resamples:,} resamples of the task's "
-        f"items, seed {result.seed}). Every model after the first is compared with the first, "
-        f"{html.escape(result.baseline)}, and each pair asked for with --compare: the paired difference (both "
-        f"models scored on the same item draws) with its {conf} interval and its p-value from the same replicates"
-        + (
-            f" ({deep:,} on the main metric: the resamples x the {family} comparisons of the family, so that each "
-            "tail of a family interval holds as many replicates as a lone interval's)"
-            if deep > result.resamples
-            else ""
-        )
-        + ". "
+        f"Scores x100 with {conf} intervals ({result.resamples:,} draws of the task's items, seed {result.seed}). "
+        f"Every model after the first is compared with the first, {html.escape(result.baseline)}, and each pair "
+        "asked for with --compare: the paired difference (both models scored on the same item draws) with its "
+        f"{conf} interval and p-value from one t test (a single model is a fixed artefact: its items are the "
+        "variation; a model given as several seeds adds their run-to-run spread; kit.evaluation.inference). "
         + html.escape(legend(result))
     )
     models = "".join(

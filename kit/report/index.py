@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
+from kit.evaluation.inference import format_p
 from kit.evaluation.rows import CORRECTION_NAMES
 from kit.report.tables import signed_interval
 
@@ -58,15 +59,44 @@ def headline(run_folder: Path) -> str:
 
 
 def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
-    """A corrected family's comparisons on its headline tasks (a ``SuiteReport.record()``: ``groups``, ``lines``),
-    each as (``A − B``, its line)."""
+    """A corrected family's tested secondary comparisons on its headline tasks (a ``SuiteReport.record()``: ``groups``,
+    ``lines``), each as (``A − B``, its line)."""
     headline_tasks = family.get("groups", {}).get("headline tasks", [])
-    names = {(line["task"], line["row"]): line["method"] for line in family["lines"]}
     return [
-        (f"{line['method']} − {names[(line['task'], line['baseline'])]}", line)
+        (comparison_name(family, line), line)
         for line in family["lines"]
-        if line.get("baseline") and line["task"] in headline_tasks
+        if line.get("baseline") and line["task"] in headline_tasks and line.get("role", "secondary") == "secondary"
     ]
+
+
+def comparison_name(family: dict, line: dict) -> str:
+    """``A − B``: a comparison line's row and baseline as the report names them."""
+    names = {(other["task"], other["row"]): other["method"] for other in family["lines"]}
+    return f"{line['method']} − {names[(line['task'], line['baseline'])]}"
+
+
+def primary_line(family: dict) -> dict | None:
+    """A family record's primary comparison line (None: none)."""
+    return next((line for line in family.get("lines", []) if line.get("role") == "primary"), None)
+
+
+def primary_finding(record: dict) -> str:
+    """The run's primary comparison in one clause, from the first family that holds it: ``primary A − B on task:
+    +2.1 [−0.4, +4.6], p = 0.09, not significant (rules out gains above 4.6)``; '' when the run declares none."""
+    for family in corrected_families(record):
+        line = primary_line(family)
+        if line is None:
+            continue
+        head = f"primary {comparison_name(family, line)} on {line['task']}: "
+        if line.get("reason"):
+            return f"{head}not tested ({line['reason']})"
+        interval = signed_interval(line["difference"], line["low"], line["high"])
+        p = format_p(line["p"])
+        verdict = (
+            "significant" if line.get("significant") else f"not significant (rules out gains above {line['high']:.1f})"
+        )
+        return f"{head}{interval}, p {p if p.startswith('<') else '= ' + p}, {verdict}"
+    return ""
 
 
 def corrected_families(record: dict) -> list[dict]:
@@ -75,10 +105,12 @@ def corrected_families(record: dict) -> list[dict]:
 
 
 def findings(record: dict, shown: int = 3) -> str:
-    """What a run's ``record`` finds significant: of every corrected family among its metrics (the suite's, and
-    any other of its shape, such as QFCL's ROUGE family), the comparisons on its headline tasks that survive the
-    family's correction, as ``A − B on task: difference [family interval]`` (the first ``shown``, then how many
-    more); or how many were made and that none survives; empty when no headline task has a comparison."""
+    """What a run's ``record`` finds: its primary comparison (``primary_finding``), then, of every corrected family
+    among its metrics (the suite's, and any other of its shape, such as QFCL's ROUGE family), the secondary
+    comparisons on its headline tasks that survive the family's correction, as ``A − B on task: difference [family
+    interval]`` (the first ``shown``, then how many more), or how many were made and that none survives; empty when
+    there is neither."""
+    primary = primary_finding(record)
     families = corrected_families(record)
     found, made, corrections, counted = [], 0, set(), 0
     for family in families:
@@ -97,25 +129,27 @@ def findings(record: dict, shown: int = 3) -> str:
                     + (" (Holm's step-down rejects where this interval reaches zero)" if steps_down else "")
                 )
     if not made:
-        return ""
+        return primary
     if corrections == {"none"}:
         after = "without correction"
     elif len(corrections) == 1:
         after = f"after {CORRECTION_NAMES[corrections.pop()]}"
     else:
         after = "after each family's correction"
-    comparisons = f"{made} comparison{'s' * (made != 1)}" + (
+    comparisons = f"{made} secondary comparison{'s' * (made != 1)}" + (
         f" in {counted} families, each corrected apart," if counted > 1 else ""
     )
     if not found:
-        return f"none of {comparisons} is significant {after}"
-    more = f"; and {len(found) - shown} more" if len(found) > shown else ""
-    verb = "is" if len(found) == 1 else "are"
-    return (
-        f"{len(found)} of {comparisons} {verb} significant {after} (family interval): "
-        + "; ".join(found[:shown])
-        + more
-    )
+        secondary = f"none of {comparisons} is significant {after}"
+    else:
+        more = f"; and {len(found) - shown} more" if len(found) > shown else ""
+        verb = "is" if len(found) == 1 else "are"
+        secondary = (
+            f"{len(found)} of {comparisons} {verb} significant {after} (family interval): "
+            + "; ".join(found[:shown])
+            + more
+        )
+    return f"{primary}; {secondary}" if primary else secondary
 
 
 def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[bool, str] | None:

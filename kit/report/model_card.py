@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kit.core.files import write_text_atomic
-from kit.evaluation.families import format_adjusted
+from kit.evaluation.inference import format_p
 from kit.report.index import RUN_FILE_MARK
 from kit.report.tables import duration, number, signed_interval
 
@@ -98,9 +98,12 @@ def scores_table(record: dict, row: str) -> str:
         versus, difference, p = "", "", ""
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])
-            difference = signed_interval(line["difference"], line["family_low"], line["family_high"], 2)
-            p = format_adjusted(line["p_adjusted"], line["resamples"], line.get("family_size") or 1)
-            p += " *" if line.get("significant") else ""
+            tested = line.get("role") in ("primary", "secondary")
+            low, high = (line["family_low"], line["family_high"]) if tested else (line["low"], line["high"])
+            difference = signed_interval(line["difference"], low, high, 2) if low is not None else ""
+            p = (format_p(line["p_adjusted"]) if tested else f"({line.get('role')})") + (
+                " *" if line.get("significant") else ""
+            )
         out.append(
             f"| `{line['task']}` | {line['metric']} | {line['items']} | {score} | {versus} | {difference} | {p} |"
         )

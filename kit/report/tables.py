@@ -85,7 +85,12 @@ def write_tables(report_dir: Path, tables: dict[str, pd.DataFrame]) -> dict:
         f"{title}\n{table.rename(columns=column_title).to_string(index=False)}" for title, table in tables.items()
     )
     write_text_atomic(Path(report_dir) / "results_table.txt", text)
-    return {title: table.to_dict("records") for title, table in tables.items()}
+    return {title: table_records(table) for title, table in tables.items()}
+
+
+def table_records(table: pd.DataFrame) -> list[dict]:
+    """A table as ``results.json`` keeps it: its rows as records, meaningful row labels as the first columns."""
+    return _labels_as_columns(table).to_dict("records")
 
 
 def _labels_as_columns(table: pd.DataFrame) -> pd.DataFrame:

@@ -46,12 +46,12 @@ def test_the_console_shows_a_line_per_model_and_task_then_the_table(evaluated):
     table = out[out.index("task ") :].splitlines()
     assert table[0].split() == [
         *("task", "items", "metric", "seen", "by", "model", "score", "vs", "difference", "p"),
-        *("family", "interval", "p", "(holm)", "detectable"),
+        *("family", "interval", "p", "(holm)", "resolves"),
     ]
     rows = table[2:6]
     assert [r.split()[0] for r in rows] == ["biosses-test", "biosses-test", "rqe-test", "rqe-test"]
     assert [" minilm " in r for r in rows] == [False, True] * 2 and "tiny-random-bert" in rows[0]
-    # minilm's rows: its score [interval], the difference [interval], p, the family interval, Holm's p, detectable
+    # minilm's rows: its score [interval], the difference [interval], p, the family interval, Holm's p, resolves
     assert rows[1].count("[") == 3 and rows[3].count("[") == 3
     assert "significant after Holm's correction over the 2 comparisons" in out
 
@@ -108,7 +108,9 @@ def test_the_json_record_holds_every_number_and_the_settings(evaluated):
     assert score["low"] <= score["value"] <= score["high"]
     [comparison] = rqe["comparisons"]
     assert (comparison["model"], comparison["baseline"]) == ("minilm", "tiny-random-bert")
-    assert {"difference", "low", "high", "p_value", "detectable", "excludes_zero"} <= set(comparison["ap"])
+    assert {"difference", "low", "high", "p_value", "df", "variance", "detectable", "excludes_zero"} <= set(
+        comparison["ap"]
+    )
     assert {"p", "low", "high", "confidence", "size", "significant"} <= set(comparison["family"])
     assert comparison["family"]["size"] == 2 and record["correction"] == "holm"
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from kit.evaluation.bootstrap import F1, bootstrap_interval
+from kit.evaluation.bootstrap import F1
+from kit.evaluation.inference import score_interval
 from kit.evaluation.probes import chineseblue_probes, linear_probe, pair_features
 
 
@@ -70,5 +71,5 @@ def test_a_probe_task_scores_its_fitted_probe_with_an_interval(tiny_encoder):
     assert 0.0 <= fit.dev <= 1.0 and fit.predictions.shape == (30,)
     scores = task.score((embeddings,))["weighted_f1"]
     assert scores.value == pytest.approx(fit.test, abs=1e-12)
-    estimate = bootstrap_interval(scores, 0, 500)
+    estimate = score_interval(scores, 0, 500)
     assert estimate.low <= fit.test <= estimate.high and estimate.high > estimate.low

@@ -1,5 +1,5 @@
-"""A study's rows compared on suite tasks: outputs saved and read back, differences with paired intervals,
-and verdict sentences that follow the numbers."""
+"""A study's rows compared on suite tasks: outputs saved and read back, evidence saved and read back, the primary
+tested alone, families without identical or nested comparisons, and verdict sentences that follow the numbers."""
 
 import numpy as np
 import pytest
@@ -10,14 +10,18 @@ from kit.evaluation.sts import BIOSSES_ALL, BIOSSES_TEST
 from kit.evaluation.task import within_ranks
 
 
-def run(noise: float, seed: int, shuffle: bool = False) -> rows.RunOutputs:
-    """Item outputs of a model whose cosines follow BIOSSES's gold scores up to ``noise``."""
+def run(noise: float, seed: int, shuffle: bool = False, quality: float = 1.0) -> rows.RunOutputs:
+    """Item outputs of a model whose cosines follow BIOSSES's gold scores up to ``noise`` (on both tasks)."""
     rng = np.random.default_rng(seed)
     gold = np.asarray(BIOSSES_ALL.data.scores, float)
-    cos = gold + rng.normal(0, noise, len(gold))
+    cos = quality * gold + rng.normal(0, noise, len(gold))
     if shuffle:
         cos = rng.permutation(cos)
-    return {BIOSSES_ALL.name: {"spearman": within_ranks(cos)}}
+    test = np.flatnonzero(np.asarray(BIOSSES_ALL.data.split) == "test")
+    return {
+        BIOSSES_ALL.name: {"spearman": within_ranks(cos)},
+        BIOSSES_TEST.name: {"spearman": within_ranks(cos[test])},
+    }
 
 
 ROWS = {
@@ -25,40 +29,86 @@ ROWS = {
     "good": [run(1.0, s) for s in range(3)],
     "same": [run(1.0, s) for s in range(3)],
     "shuffled": [run(1.0, s, shuffle=True) for s in range(3)],
+    "better": [run(0.5, 10 + s) for s in range(3)],
 }
-PAIRS = [("same", "good"), ("shuffled", "good"), ("good", "start")]
-LABELS = {"good": "SimCSE", "same": "+ nothing", "shuffled": "+ shuffled", "start": "starting model"}
+PAIRS = [("better", "good"), ("same", "good"), ("shuffled", "good"), ("good", "start")]
+LABELS = {"good": "SimCSE", "same": "+ nothing", "shuffled": "+ shuffled", "start": "starting model", "better": "+ X"}
+TASKS = [BIOSSES_ALL, BIOSSES_TEST]
+PRIMARY = rows.Primary("better", "good", BIOSSES_ALL.name, 4.0)
+
+
+def evidence(**kwargs) -> rows.Evidence:
+    return rows.Evidence.of(ROWS, PAIRS, TASKS, LABELS, fixed=["start"], resamples=400, **kwargs)
 
 
 @pytest.fixture(scope="module")
-def compared():
-    lines = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400)
-    return rows.SuiteReport(lines, [BIOSSES_ALL], "a study", "RQE validation").compared
+def report():
+    return rows.SuiteReport(evidence(), TASKS, "a study", "RQE validation", primary=PRIMARY)
 
 
-def test_each_tail_of_a_family_interval_holds_as_many_replicates_as_a_lone_95_percent_intervals(compared):
-    """3 comparisons on 1 task under Holm: each draws 3 x 400 replicates, so 10 lie at or beyond each end of its
-    interval at 1 - 0.05/3 (0.05/6 of 1,200; 9 strictly beyond), as at or beyond a lone 95% interval's at 400; at
-    400 replicates 3 would lie strictly beyond."""
-    lines = rows.compared_lines(compared)
-    assert set(lines.resamples) == {1200}
-    for line in lines[lines.detectable > 0].itertuples():
-        assert (line.replicates < line.family_low).sum() >= 9 and (line.replicates > line.family_high).sum() >= 9
-    report = rows.SuiteReport(rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400), [BIOSSES_ALL], "s", "x")
-    assert "rests on 1,200 replicates" in report.about() and "10 or more lie at or beyond each end" in report.about()
-    alone = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400, correction="none")
-    assert set(rows.compared_lines(alone).resamples) == {400}
-    shallow = rows.SuiteReport(alone, [BIOSSES_ALL], "s", "x").about()  # drawn for no correction, read under Holm
-    assert "3 or more lie at or beyond each end" in shallow and "draw more resamples" in shallow
+@pytest.fixture(scope="module")
+def compared(report):
+    return report.compared
 
 
-def test_the_power_median_leaves_out_a_row_with_its_baselines_outputs(compared):
-    """``same`` has ``good``'s outputs, so it detects nothing (0.0); the median is over the two other comparisons."""
-    report = rows.SuiteReport(rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400), [BIOSSES_ALL], "s", "x")
-    lines = rows.compared_lines(report.compared)
-    assert (lines.family_detectable == 0).sum() == 1
-    expected = lines[lines.family_detectable > 0].family_detectable.median()
-    assert f"`biosses-all` {expected:.1f} points" in report.power()
+def line(compared, row, task=BIOSSES_ALL.name):
+    return compared[(compared.row == row) & (compared.task == task)].iloc[0]
+
+
+def test_the_primary_is_tested_alone_and_the_secondary_family_leaves_out_identical_and_nested_comparisons(compared):
+    primary = line(compared, "better")
+    assert primary.role == "primary" and primary.family_size == 1 and primary.family_confidence == 0.95
+    assert [primary.family_low, primary.family_high] == pytest.approx([primary.low, primary.high])
+    assert line(compared, "same").role == "not tested" and np.isnan(line(compared, "same").p_adjusted)
+    for row in ("better", "shuffled", "good"):  # BIOSSES test lies within all pairs: part of its finding
+        assert line(compared, row, BIOSSES_TEST.name).role == "within"
+    secondary = rows.compared_lines(compared)
+    secondary = secondary[secondary.role == "secondary"]
+    assert sorted(secondary.row) == ["good", "shuffled"] and set(secondary.family_size) == {2}
+
+
+def test_a_row_identical_to_its_baseline_is_not_tested_and_a_shuffled_one_is_significantly_worse(compared):
+    same = line(compared, "same")
+    assert same.difference == 0.0 and "same outputs" in same.reason and not same.significant
+    shuffled = line(compared, "shuffled")
+    assert shuffled.high < 0 and shuffled.significant and shuffled.p < 0.01
+    assert shuffled.difference == pytest.approx(shuffled.score - line(compared, "good").score)
+
+
+def test_a_trained_row_against_the_fixed_start_carries_its_seeds(compared):
+    good = line(compared, "good")
+    assert good.fixed == False and line(compared, "start").fixed == True  # noqa: E712 (numpy bools)
+    assert len(good.variance["runs"]) == 1 and good.variance["runs"][0][1] == 3
+
+
+def test_rows_without_a_baseline_get_a_score_interval_only(compared):
+    start = line(compared, "start")
+    assert start.seeds == 1 and start.score_low <= start.score <= start.score_high
+    assert not isinstance(start.baseline, str)
+
+
+def test_evidence_round_trips_and_gives_the_same_lines(report, tmp_path):
+    path = report.evidence.save(tmp_path / "suite.npz")
+    back = rows.Evidence.load(path)
+    assert back.fixed == {"start"} and back.pairs == PAIRS and [t.within for t in back.tasks] == [None, "biosses-all"]
+    again = rows.SuiteReport(back, TASKS, "a study", "RQE validation", primary=PRIMARY).compared
+    columns = ["difference", "low", "high", "p", "p_adjusted", "significant", "role"]
+    assert again[columns].equals(report.compared[columns])
+    with pytest.raises(ValueError, match="not a report's evidence"):
+        rows.Evidence.load(tmp_path / "missing.npz")
+
+
+def test_a_recomputed_record_equals_the_reports_record(report):
+    record, tables = rows.recomputed(report.evidence, report.record())
+    assert record["lines"] == report.record()["lines"] and record["primary_text"] == report.primary_text()
+    assert list(tables) == list(report.tables())
+
+
+def test_rows_left_out_of_a_task_are_absent_from_it():
+    left = rows.Evidence.of(ROWS, PAIRS, TASKS, LABELS, fixed=["start"], left_out={"biosses-test": ["shuffled"]})
+    assert "shuffled" not in left.outputs["biosses-test"] and "shuffled" in left.outputs["biosses-all"]
+    lines = rows.compare(left)
+    assert not ((lines.row == "shuffled") & (lines.task == "biosses-test")).any()
 
 
 def test_outputs_of_a_real_encoder_round_trip_through_the_run_folder(tmp_path):
@@ -80,61 +130,64 @@ def test_outputs_saved_for_another_number_of_items_or_without_a_task_are_refused
     assert len(rows.load_outputs(path)[BIOSSES_ALL.name]["spearman"]) == 15  # read as saved without tasks
 
 
-def test_a_verdict_takes_its_direction_from_the_interval(compared):
-    """A percentile interval need not contain the point estimate: 'better' and 'worse' follow the interval."""
-    odd = compared.copy()
-    at = odd.row == "shuffled"
-    odd.loc[at, ["difference", "low", "high"]] = [-0.1, 0.2, 0.5]
-    line = rows.verdicts(odd, BIOSSES_ALL.name)[2]
-    assert "better, significant" in line
-
-
-def test_a_row_identical_to_its_baseline_differs_by_zero_and_a_shuffled_one_is_significantly_worse(compared):
-    same = compared.set_index("row").loc["same"]
-    assert (same.difference, same.low, same.high, same.p) == (0.0, 0.0, 0.0, 1.0) and not same.significant
-    shuffled = compared.set_index("row").loc["shuffled"]
-    assert shuffled.high < 0 and shuffled.significant and shuffled.p < 0.01
-    assert shuffled.difference == pytest.approx(shuffled.score - compared.set_index("row").loc["good"].score)
-
-
-def test_rows_without_a_baseline_get_a_score_interval_only(compared):
-    start = compared.set_index("row").loc["start"]
-    assert start.seeds == 1 and start.score_low <= start.score <= start.score_high
-    assert not isinstance(start.baseline, str)
-
-
 def test_the_same_seed_gives_the_same_table(compared):
-    again = rows.compare(ROWS, PAIRS, [BIOSSES_ALL], LABELS, resamples=400)
-    again = rows.SuiteReport(again, [BIOSSES_ALL], "a study", "RQE validation").compared
-    assert again.drop(columns="replicates").equals(compared.drop(columns="replicates"))
-    assert all(np.array_equal(a, b) for a, b in zip(again.replicates, compared.replicates) if isinstance(a, np.ndarray))
+    again = rows.SuiteReport(evidence(), TASKS, "a study", "RQE validation", primary=PRIMARY).compared
+    assert again.drop(columns="comparison").equals(compared.drop(columns="comparison"))
 
 
 def test_verdicts_are_written_from_the_adjusted_results(compared):
     lines = rows.verdicts(compared, BIOSSES_ALL.name)
-    assert len(lines) == 3
-    good, same, shuffled = lines  # in the order of the rows
-    assert same == "+ nothing vs SimCSE: the same output on every item, no difference"
+    assert len(lines) == 4 and lines[0].startswith("+ X vs SimCSE")  # the primary first
+    same = next(x for x in lines if x.startswith("+ nothing"))
+    shuffled = next(x for x in lines if x.startswith("+ shuffled"))
+    assert same == "+ nothing vs SimCSE: the same output on every item, not tested"
     assert shuffled.startswith("+ shuffled vs SimCSE: −") and "worse, significant" in shuffled
-    row = compared.set_index("row").loc["shuffled"]
+    row = line(compared, "shuffled")
     assert (
-        "Holm over the 3 comparisons of its family" in shuffled and f"{100 * (1 - 0.05 / 3):.4g}% interval" in shuffled
+        "Holm over the 2 comparisons of its family" in shuffled and f"{100 * (1 - 0.05 / 2):.4g}% interval" in shuffled
     )
-    assert f"detects differences of {row.family_detectable:.1f} or more" in shuffled
+    assert f"resolves {row.family_detectable:.1f} points" in shuffled
     assert row.family_detectable > row.detectable and row.family_low < row.low
+    nested = rows.verdicts(compared, BIOSSES_TEST.name)
+    assert all("lie within `biosses-all`" in x for x in nested if not x.startswith("+ nothing"))
+
+
+def test_the_primary_says_its_result_and_a_null_the_largest_gain_it_rules_out(compared):
+    names = dict(zip(compared.row, compared.method))
+    text = rows.primary_summary(line(compared, "better"), PRIMARY, names)
+    assert text.startswith("Primary comparison (better - good on biosses-all): + X − SimCSE: +")
+    null = line(compared, "shuffled").copy()
+    null["low"], null["high"], null["significant"], null["p"], null["family_confidence"] = -3.0, 2.5, False, 0.4, 0.95
+    bound = rows.primary_summary(null, rows.Primary("shuffled", "good", "biosses-all", 4.0), names)
+    assert "not significant; its 95% interval rules out gains above 2.5 points and losses beyond 3.0" in bound
+    assert "it was declared for, 4.0 points" in bound
 
 
 def test_the_table_marks_differences_significant_after_the_correction(compared):
-    shown = rows.table(compared).droplevel("task")
-    assert shown.loc["+ shuffled", "p (holm)"].endswith(" *") and shown.loc["+ shuffled", "family interval"]
-    assert not shown.loc["+ nothing", "p (holm)"].endswith("*")
-    plain = rows.table(compared, correction="none").droplevel("task")
-    assert "p (holm)" not in plain and plain.loc["+ shuffled", "p"].endswith(" *")
+    shown = rows.table(compared).loc["biosses-all"]
+    assert shown.loc["+ shuffled", "p adjusted"].endswith(" *") and shown.loc["+ shuffled", "family interval"]
+    assert shown.loc["+ X", "test"] == "primary, alone" and shown.loc["+ nothing", "test"] == "identical outputs"
+    assert shown.loc["+ nothing", "p adjusted"] == "" and shown.loc["+ shuffled", "test"] == "Holm, 2"
+    assert rows.table(compared).loc[("biosses-test", "+ shuffled"), "test"] == "within biosses-all"
     assert shown.loc["starting model", "difference"] == "" and shown.loc["SimCSE", "vs"] == "starting model"
 
 
-def test_the_papers_effect_is_set_beside_the_power_of_this_design_not_called_told_apart():
-    claim = rows.PaperEffect("biosses-all", 4.3, "augmentation X beats SimCSE (85.4 vs 81.0)")
-    found, missed = claim.against(2.8), claim.against(6.0)
-    assert found.endswith("with at least 80% power.") and missed.endswith("with less than 80% power.")
-    assert "with its model and corpus" in found and "80% power to detect 2.8 on `biosses-all`" in found
+@pytest.mark.parametrize(
+    "text, parsed",
+    [
+        ("swap_10 - simcse on biosses-all", ("swap_10", "simcse", "biosses-all")),
+        (
+            "rqe: gold + semantic silver - rqe: gold on rqe-test",
+            ("rqe: gold + semantic silver", "rqe: gold", "rqe-test"),
+        ),
+    ],
+)
+def test_a_primary_is_parsed_from_its_one_line(text, parsed):
+    p = rows.Primary.parse(text)
+    assert (p.row, p.baseline, p.task) == parsed and str(p) == text
+
+
+@pytest.mark.parametrize("text", ["swap_10 - simcse", "swap_10 on biosses-all", " - simcse on x", "a - b - c on t"])
+def test_a_malformed_primary_is_refused_naming_the_form(text):
+    with pytest.raises(ValueError, match="ROW - ROW on TASK"):
+        rows.Primary.parse(text)

@@ -34,6 +34,14 @@ BAD_VALUES = {
     "notebook: qfcl_summarization\nsplit_sizes: [900, 50, 100]": "parameter 'split_sizes': [900, 50, 100] needs 1050",
     "notebook: medse_entity_definitions\ntrain_size: 100000": "parameter 'train_size': 100,000 sentences per run",
     "notebook: augmented_sbert\nfolds: 1": "parameter 'folds': must be at least 2",
+    "primary: swap - simcse on biosses-all": "parameter 'primary': 'swap' is not a row of this run; its rows:",
+    "primary: swap_10 - simcse on biosses": "parameter 'primary': 'biosses' is not a task this run scores; its tasks:",
+    "primary: swap_10 vs simcse": "parameter 'primary': 'swap_10 vs simcse' is not 'ROW - ROW on TASK'",
+    "primary: simcse - simcse on biosses-all": "parameter 'primary': a row compared with itself ('simcse')",
+    "primary: swap_10 - simcse on rqe-test\nlanguage: zh": "parameter 'primary': 'rqe-test' is not a task this run",
+    "primary_effect: 0": "parameter 'primary_effect': must be above 0",
+    "primary_effect: .nan": "parameter 'primary_effect': must be a finite number above 0, got nan",
+    "notebook: qfcl_summarization\nprimary: qfcl - baseline on healthcaremagic-test-rougeL": "is not a task this run",
 }
 
 MALFORMED = {  # the whole file

@@ -1,4 +1,5 @@
-"""What a run finds: the comparisons of its corrected families that survive, on their headline tasks only."""
+"""What a run finds: its primary comparison first, then the secondary comparisons of its corrected families that
+survive, on their headline tasks only."""
 
 import json
 
@@ -33,16 +34,19 @@ def test_survivors_on_headline_tasks_are_named_with_their_family_interval_and_th
         headline=("a",),
     )
     found = findings({"metrics": {"suite": suite, "mean": {"x": 1.0}}})
-    assert found == "1 of 2 comparisons is significant after Holm (family interval): X − BASE on a: +2.0 [+0.5, +3.5]"
+    assert (
+        found
+        == "1 of 2 secondary comparisons is significant after Holm (family interval): X − BASE on a: +2.0 [+0.5, +3.5]"
+    )
 
 
 def test_none_surviving_says_how_many_were_made_and_two_families_are_said_so():
     one = family([line("a", "x", "base", 1.0, -1.0, 3.0, False)])
     two = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=("b",))
-    assert findings({"metrics": {"suite": one}}) == "none of 1 comparison is significant after Holm"
+    assert findings({"metrics": {"suite": one}}) == "none of 1 secondary comparison is significant after Holm"
     assert (
         findings({"metrics": {"suite": one, "rouge": two}})
-        == "none of 2 comparisons in 2 families, each corrected apart, is significant after Holm"
+        == "none of 2 secondary comparisons in 2 families, each corrected apart, is significant after Holm"
     )
     bh = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=("b",), correction="bh")
     assert findings({"metrics": {"suite": one, "rouge": bh}}).endswith("after each family's correction")
@@ -55,7 +59,10 @@ def test_none_surviving_says_how_many_were_made_and_two_families_are_said_so():
 def test_a_family_with_no_comparison_on_a_headline_task_is_not_counted():
     one = family([line("a", "x", "base", 1.0, -1.0, 3.0, False)])
     apart = family([line("b", "x", "base", 1.0, -1.0, 3.0, False)], headline=(), correction="bh")
-    assert findings({"metrics": {"suite": one, "rouge": apart}}) == "none of 1 comparison is significant after Holm"
+    assert (
+        findings({"metrics": {"suite": one, "rouge": apart}})
+        == "none of 1 secondary comparison is significant after Holm"
+    )
     assert findings({"metrics": {"rouge": apart}}) == ""
 
 
@@ -71,7 +78,7 @@ def test_a_holm_rejection_whose_family_interval_reaches_zero_says_so():
 def test_beyond_the_shown_survivors_the_rest_are_counted():
     suite = family([line("a", f"r{k}", "base", 1.0, 0.1, 2.0, True) for k in range(5)])
     found = findings({"metrics": {"suite": suite}}, shown=2)
-    assert found.startswith("5 of 5 comparisons are significant") and found.endswith("; and 3 more")
+    assert found.startswith("5 of 5 secondary comparisons are significant") and found.endswith("; and 3 more")
     assert found.count(" on a: ") == 2
 
 
@@ -85,3 +92,17 @@ def test_a_record_whose_family_is_damaged_is_listed_as_unreadable_and_its_line_s
     index = write_index(tmp_path / "reports").read_text(encoding="utf-8")
     assert "simcse_augmentations/run" in index and "unreadable" in index
     assert "results.json is unreadable" in capsys.readouterr().err
+
+
+def test_the_primary_comes_first_with_its_own_interval_and_a_null_its_bound():
+    primary = {**line("a", "p", "base", 1.5, -2.0, 5.0, False), "role": "primary", "low": -0.5, "high": 3.5, "p": 0.2}
+    suite = family([primary, line("a", "x", "base", 1.0, -1.0, 3.0, False)])
+    found = findings({"metrics": {"suite": suite}})
+    assert found == (
+        "primary P − BASE on a: +1.5 [−0.5, +3.5], p = 0.20, not significant (rules out gains above 3.5); "
+        "none of 1 secondary comparison is significant after Holm"
+    )
+    untested = {**primary, "reason": "a trained row with one seed: its run-to-run variance is not measured"}
+    assert findings({"metrics": {"suite": family([untested])}}).startswith(
+        "primary P − BASE on a: not tested (a trained"
+    )

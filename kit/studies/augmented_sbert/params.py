@@ -18,6 +18,8 @@ from kit.params import (
     data_param,
     model_param,
     param,
+    primary_effect_param,
+    primary_param,
     suite_param,
 )
 from kit.studies.augmented_sbert.method import CONDITIONS, FitConfig, FitSettings
@@ -110,6 +112,8 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
+    primary: str | None = primary_param("biosses_blurb: gold + semantic silver - biosses_blurb: gold on biosses-test")
+    primary_effect: float | None = primary_effect_param()
     biosses_path: str | None = biosses_param()
     rqe_path: str | None = data_param("an RQE file to use instead of the shared one", lambda p: load_rqe("train", p))
     mednli_path: str | None = data_param(

@@ -140,7 +140,7 @@ def record_results(
         metrics={
             "per_run": results.to_dict("records"),
             "mean": {f"{t} / {c}": v for (t, c), v in means.items()},
-            "suite": None if suite is None else suite.record(),
+            "suite": suite,
         },
         headline={
             "name": f"{BENCHMARKS[first].title}: gold + semantic silver ({BENCHMARKS[first].metric})",

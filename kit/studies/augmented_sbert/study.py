@@ -568,19 +568,31 @@ class Study(StudyBase):
         benchmark, condition = row.split(": ", 1)
         return STARTING if condition == CONDITIONS[0] else suite_row(benchmark, CONDITIONS[0])
 
-    def report_of(self, compared: pd.DataFrame, tasks: list[SuiteTask], title: str) -> SuiteReport:
-        """The base report less the rows ``left_out`` of a suite task (their training pairs include its pairs)."""
-        left_out = self.left_out()
-        benchmarks = [row.split(": ", 1)[0] if row != STARTING else None for row in compared.row]
-        dropped = [benchmark in left_out.get(task, ()) for task, benchmark in zip(compared.task, benchmarks)]
-        kept = compared[~pd.Series(dropped, index=compared.index)].reset_index(drop=True)
+    def row_fixed(self, row: str) -> bool:
+        """The untrained starting model: one set of outputs."""
+        return row == STARTING
+
+    def row_run_count(self, row: str) -> int:
+        """The starting model once; a condition's row over its benchmark's runs (splits x seeds)."""
+        return 1 if row == STARTING else len(self.benchmark_runs(row.split(": ", 1)[0]))
+
+    def rows_left_out(self) -> dict[str, list[str]]:
+        """The rows of the benchmarks ``left_out`` of each suite task (their training pairs include its pairs)."""
+        return {
+            task: [suite_row(benchmark, c) for benchmark in benchmarks for c in CONDITIONS]
+            for task, benchmarks in self.left_out().items()
+        }
+
+    def report_of(self, evidence: suite_rows.Evidence, tasks: list[SuiteTask], title: str) -> SuiteReport:
+        """The base report, which says which benchmarks' rows are ``left_out`` of which task."""
         return SuiteReport(
-            kept,
+            evidence,
             tasks,
             self.notebook,
             self.selected_on(),
             title=title,
             correction=self.p.correction,
             paper_effect=self.paper_effect(),
-            left_out=left_out,
+            primary=self.primary(),
+            left_out=self.left_out(),
         )

@@ -17,6 +17,8 @@ from kit.params import (
     correction_param,
     data_param,
     param,
+    primary_effect_param,
+    primary_param,
     save_models_param,
     selection_param,
     suite_param,
@@ -125,6 +127,8 @@ class MedSEParams(ContrastiveTrainingParams):
     select_on: list[str] = selection_param("BIOSSES dev (16 pairs)")
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
+    primary: str | None = primary_param("medse - simcse on biosses-all")
+    primary_effect: float | None = primary_effect_param()
     save_models: bool = save_models_param()
 
     def validate(self) -> None:

@@ -93,7 +93,7 @@ def record_results(
             "mean": means.to_dict("index"),
             "sweeps": {k: v.to_dict("records") for k, v in sweeps.items()},
             "histories": study.histories().to_dict("records") if trained else [],
-            "suite": None if suite is None else suite.record(),
+            "suite": suite,
         },
         headline={
             "name": f"BIOSSES {words} x100 ({ROWS[head].label})",

@@ -385,6 +385,10 @@ class Study(StudyBase):
     def row_seeds(self) -> dict[str, list[int]]:
         return table_seeds(self.p)
 
+    def row_fixed(self, row: str) -> bool:
+        """The pooling and whitening rows: the untrained model, one set of outputs."""
+        return ROWS[row].kind == "zero_shot"
+
     @classmethod
     def workload(cls, p: MedSEParams) -> list[Work]:
         """Every distinct run (a sweep's run at the main settings is its table run): a trained row is ``steps``

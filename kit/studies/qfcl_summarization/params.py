@@ -18,6 +18,8 @@ from kit.params import (
     correction_param,
     model_param,
     param,
+    primary_effect_param,
+    primary_param,
     suite_param,
 )
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLSettings
@@ -75,6 +77,12 @@ class QFCLParams(QFCLSettings, Seq2SeqSettings, _QFCLRuns):
     suite: list[str] = suite_param(["biosses-test", "rqe-test"])
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
+    primary: str | None = primary_param("qfcl - baseline on meqsum-test-rougeL")
+    primary_effect: float | None = primary_effect_param()
+
+    def primary_tasks(self) -> list[str]:
+        """The ROUGE tasks on the run's test questions (``<dataset>-test-<rouge>``) and the suite's."""
+        return [*(f"{self.dataset}-test-{m}" for m in ("rougeL", "rouge1", "rouge2")), *super().primary_tasks()]
 
     def validate(self) -> None:
         check_task_languages(self, "en", ("suite",))

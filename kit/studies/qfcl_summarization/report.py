@@ -47,8 +47,8 @@ def record_results(
     suite: suite_rows.SuiteReport | None = None,
 ) -> Path:
     """``results.json`` (per-seed scores, histories, tables, provenance, the paired comparisons of
-    ``rouge_report`` and ``suite_report``) and ``results_table.txt``. The headline comparison is the
-    paired bootstrap of ROUGE-L over the test questions and seeds."""
+    ``rouge_report`` and ``suite_report``) and ``results_table.txt``. The headline comparison is the run file's
+    primary comparison, or the best row's ROUGE-L against the baseline over the test questions and seeds."""
     means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
     best = "qfcl" if "qfcl" in means.index else means.index[-1]
     return study.write_record(
@@ -58,13 +58,14 @@ def record_results(
             "per_seed": results.to_dict("records"),
             "mean": means.to_dict("index"),
             "histories": study.histories().to_dict("records"),
-            "rouge_comparison": None if rouge is None else rouge.record(),
-            "suite": None if suite is None else suite.record(),
+            "rouge_comparison": rouge,
+            "suite": suite,
         },
         headline={
             "name": f"test ROUGE-L ({ROWS[best].label})",
             "value": float(means.loc[best, "rougeL"]),
-            "comparison": rouge.comparison(best, study.rouge_tasks[0].name) if rouge else None,
+            "comparison": (suite.primary_text() if suite else "")
+            or (rouge.comparison(best, study.rouge_tasks[0].name) if rouge else None),
         },
         split=study.split_note,
         focus=study.focus_stats(),

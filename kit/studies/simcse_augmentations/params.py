@@ -9,7 +9,7 @@ from kit.core.augment import AUGMENTERS
 from kit.core.config import TrainConfig, TrainSettings
 from kit.core.models import MIN_MAX_LENGTH, PoolerName
 from kit.core.settings import redefault
-from kit.data import chineseblue_corpus, load_pubmed_sentences
+from kit.data import CHINESEBLUE, chineseblue_corpus, load_pubmed_sentences
 from kit.params import (
     ContrastiveTrainingParams,
     Correction,
@@ -21,6 +21,8 @@ from kit.params import (
     correction_param,
     data_param,
     param,
+    primary_effect_param,
+    primary_param,
     save_models_param,
     selection_param,
     suite_param,
@@ -123,6 +125,8 @@ class SimCSEParams(ContrastiveTrainingParams):
     )
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
+    primary: str | None = primary_param("swap_10 - simcse on biosses-all")
+    primary_effect: float | None = primary_effect_param()
     save_models: bool = save_models_param()
 
     DEFAULT_SUITE = {"en": ["biosses-all", "biosses-test", "rqe-test"], "zh": ["cmedqq-test-unseen"]}
@@ -144,6 +148,12 @@ class SimCSEParams(ContrastiveTrainingParams):
                 f"parameter 'corpus_size': {self.corpus_size} sentences are fewer than one batch "
                 f"(batch_size {self.batch_size})"
             )
+
+    def primary_tasks(self) -> list[str]:
+        """The suite's tasks, and for zh the ChineseBLUE probes the study fits (``<task>-probe``)."""
+        suite = super().primary_tasks()
+        probes = [f"{t.name.lower()}-probe" for t in CHINESEBLUE.values() if t.splits] if self.language == "zh" else []
+        return [*suite, *(name for name in probes if name not in suite)]
 
     def check_resources(self) -> None:
         """The models and device, then the corpus: it must hold the sample (``corpus_size``, besides the

@@ -184,7 +184,7 @@ def record_results(
             "best_on_selection": best,
             "instance_weighting_effect": iw_effect,
             "retrieval": None if retrieval is None else retrieval.to_dict("records"),
-            "suite": None if suite is None else suite.record(),
+            "suite": suite,
         },
         headline={
             "name": f"{study.eval_name} {words} x100 ({study.row_label(best)}, best on the selection data)",

@@ -298,6 +298,10 @@ class Study(StudyBase):
         """Each table row's seeds (one for the untrained starting model)."""
         return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
 
+    def row_fixed(self, row: str) -> bool:
+        """The starting model (no training): one set of outputs."""
+        return not ROWS[row].trained
+
     def fewshot_runs(self) -> list[tuple[str, int, float]]:
         """(row, seed, share of the corpus in %) of every few-shot run."""
         return [

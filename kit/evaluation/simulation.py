@@ -1,0 +1,142 @@
+"""Simulated studies for testing the tests: how often a comparison procedure says "significant" when two methods are
+equally good (its false rate under the null) and when one is better (its power), at a study's seeds and items.
+
+A simulated task has n items with gold scores g ~ U(0, 4) (z: g standardised). Every training run s of a method m
+gives each item an output
+
+    x_{m,s,i} = q_{m,s} z_i + c_i + u_{m,i} + w_{m,s,i}
+
+where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed), c_i ~ N(0, sd_shared) is what makes
+an item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on
+this item set (item sampling: another item set would favour the other method), and w_{m,s,i} ~ N(0, sd_item) is the
+run's own item-by-item noise. The metric is Spearman's rho of x against g (an STS task), or average precision of x
+for the label g >= 2.5 (pair classification). Under the null both methods have q_m = ``QUALITY``; the alternative
+adds ``effect`` to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that
+differ only in overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points
+x100, as the demo's seeds do), and both.
+
+``multi_bootstrap`` is the procedure the kit used before ``kit.evaluation.inference``, kept here as the reference:
+the percentile bootstrap that draws items and each method's seeds with replacement (Sellam et al. 2022).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kit.evaluation.bootstrap import AveragePrecision, ItemScores, Spearman
+from kit.evaluation.inference import paired_comparison
+
+QUALITY = 0.45
+"""Every method's mean signal weight under the null."""
+POSITIVE_AT = 2.5
+"""Average precision's label: gold score at least this."""
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The standard deviations of the simulated outputs (the module's formula)."""
+
+    run: float
+    item: float
+    method: float = 0.6
+    shared: float = 0.5
+
+
+NOISES = {
+    "item": Noise(run=0.0, item=0.8),
+    "run": Noise(run=0.2, item=0.0),
+    "mixed": Noise(run=0.2, item=0.8),
+}
+
+
+def simulated_pair(
+    rng: np.random.Generator, noise: Noise, seeds: int, items: int, metric: str, effect: float = 0.0
+) -> tuple[ItemScores, ItemScores]:
+    """Two methods' outputs on one simulated task, ``seeds`` training runs each; the first is ``effect`` better."""
+    gold = rng.uniform(0, 4, items)
+    z = (gold - gold.mean()) / gold.std()
+    statistic = Spearman(gold) if metric == "spearman" else AveragePrecision(gold >= POSITIVE_AT)
+    shared = rng.normal(0, noise.shared, items)
+
+    def method(quality: float) -> ItemScores:
+        q = quality + rng.normal(0, noise.run, (seeds, 1))
+        x = q * z + shared + rng.normal(0, noise.method, items) + rng.normal(0, noise.item, (seeds, items))
+        return ItemScores(metric, x, statistic)
+
+    return method(QUALITY + effect), method(QUALITY)
+
+
+Test = Callable[[ItemScores, ItemScores, int], float]
+"""A procedure under test: (a, b, seed) -> the two-sided p-value of a - b (nan: not tested)."""
+
+
+def calibrated(resamples: int) -> Test:
+    """``kit.evaluation.inference.paired_comparison`` with ``resamples`` item draws."""
+    return lambda a, b, seed: paired_comparison(a, b, seed, resamples).p_value
+
+
+def multi_bootstrap(resamples: int) -> Test:
+    """The reference: percentile bootstrap over items and each method's seeds drawn with replacement, p twice the
+    smaller share of replicates on either side of zero (the kit's ``paired_bootstrap`` until this module)."""
+
+    def test(a: ItemScores, b: ItemScores, seed: int) -> float:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, a.items, (resamples, a.items))
+        picks = [rng.integers(0, x.seeds, (resamples, x.seeds)) for x in (a, b)]
+        if a.seeds == b.seeds:  # paired seed by seed, as runs with one seed share their data order
+            picks[1] = picks[0]
+        per_draw = [x.statistic(x.outputs, draws) for x in (a, b)]  # [seeds, resamples]
+        columns = np.arange(resamples)[:, None]
+        d = per_draw[0][picks[0], columns].mean(1) - per_draw[1][picks[1], columns].mean(1)
+        d = d[np.isfinite(d)]
+        return float(min(1.0, 2 * min(np.sum(d <= 0), np.sum(d >= 0)) / len(d)))
+
+    return test
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The share of ``runs`` simulated comparisons with p < alpha (``rate``), its Monte-Carlo error, and the mean
+    true difference of the metric x100 between the methods' expected scores (``difference``)."""
+
+    rate: float
+    runs: int
+    difference: float
+
+    @property
+    def error(self) -> float:
+        """The Monte-Carlo standard error of ``rate``: sqrt(rate (1 - rate) / runs)."""
+        return float(np.sqrt(max(self.rate * (1 - self.rate), 1e-12) / self.runs))
+
+
+def rejection_rates(
+    tests: dict[str, Test],
+    noise: Noise,
+    seeds: int,
+    items: int,
+    metric: str,
+    runs: int,
+    effect: float = 0.0,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, Cell]:
+    """How often each of ``tests`` rejects at ``alpha`` over the same ``runs`` simulated pairs (each its own task and
+    training runs); a cell's ``difference`` is the mean observed difference x100, the effect in the metric's units."""
+    rng = np.random.default_rng([seed, seeds, items, int(effect * 1000), len(metric)])
+    p_values: dict[str, list[float]] = {name: [] for name in tests}
+    differences = []
+    for k in range(runs):
+        a, b = simulated_pair(rng, noise, seeds, items, metric, effect)
+        differences.append(100 * (a.value - b.value))
+        for name, test in tests.items():
+            p_values[name].append(test(a, b, k))
+    out = {}
+    for name, ps in p_values.items():
+        tested = np.array([p for p in ps if p == p])
+        out[name] = Cell(
+            float(np.mean(tested < alpha)) if len(tested) else float("nan"), len(tested), float(np.mean(differences))
+        )
+    return out

@@ -1,0 +1,190 @@
+"""Sizing a run file's primary comparison before it trains, from a pilot: the evidence of an earlier report of the same
+study (``<reports>/<notebook>/<run>/evidence/``) or of a committed snapshot (``docs/results/<notebook>/``).
+
+``pilots`` lists the candidates, the run's own earlier report first, then its committed snapshot, then the study's
+other snapshots on the same model, then the rest. ``size`` computes the primary's variance parts on the first
+pilot that scores its task (``kit.evaluation.inference``; a row the pilot lacks is stood in for by the pilot's trained
+row with the largest run-to-run variance on that task, and said so), rescales them to the run's seeds
+(``kit.evaluation.design``) and says what the design resolves, whether it reaches the declared effect, the seeds
+(or items) it would need and whether the effect fits under the scale's maximum. ``kit.batch`` prints it before
+training (``sizing_line``) and for ``--design``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kit.evaluation import design
+from kit.evaluation.bootstrap import ItemScores
+from kit.evaluation.inference import Variance, paired_comparison, power_at
+from kit.evaluation.rows import Evidence, Primary, TaskEvidence
+from kit.paths import PROJECT_ROOT, shown
+
+SNAPSHOTS = PROJECT_ROOT / "docs" / "results"
+EVIDENCE = "evidence"
+
+
+def pilots(notebook: str, run: str, model: str | None, reports: Path) -> list[Path]:
+    """Evidence files that can size a run of ``notebook`` named ``run``, best first (the module's order)."""
+    own = sorted((Path(reports) / notebook / run / EVIDENCE).glob("*.npz"))
+    snapshots = sorted((SNAPSHOTS / notebook).glob("*.npz"))
+    mine = [p for p in snapshots if p.name.split(".")[0] == run]
+
+    def same_model(path: Path) -> bool:
+        record = path.parent / f"{path.name.split('.')[0]}.json"
+        try:
+            return json.loads(record.read_text(encoding="utf-8"))["parameters"].get("model") == model
+        except (OSError, ValueError, KeyError):
+            return False
+
+    others = [p for p in snapshots if p not in mine]
+    return [*own, *mine, *[p for p in others if same_model(p)], *[p for p in others if not same_model(p)]]
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """A primary sized on a pilot: its variance parts at the run's ``seeds`` (x100), the pilot's file, seeds and
+    items, the baseline's pilot score x100, and the rows the pilot lacked (``stand_ins``: row -> the pilot row used)."""
+
+    primary: Primary
+    variance: Variance
+    seeds: int
+    pilot: Path
+    pilot_seeds: tuple[int, int]
+    baseline_score: float
+    stand_ins: dict[str, str]
+
+    @property
+    def power(self) -> float | None:
+        return None if self.primary.effect is None else power_at(self.primary.effect, self.variance)
+
+    def sentence(self) -> str:
+        """What the design resolves and, for a declared effect, its power, the seeds it needs, and the ceiling."""
+        pilot = f"pilot {shown(self.pilot)}, {self.pilot_seeds[0]} and {self.pilot_seeds[1]} seeds"
+        stand = "".join(f"; {row} stood in for by the pilot's {used}" for row, used in self.stand_ins.items())
+        if self.primary.effect is None:
+            resolves = design.detectable(self.variance)
+            return f"with {self.seeds} seeds it resolves {resolves:.1f} points (80% power; no effect declared; " + (
+                f"{pilot}{stand})"
+            )
+        out = design.sizing_sentence(self.primary.effect, self.variance, self.seeds)
+        ceiling = design.ceiling(self.primary.effect, self.baseline_score)
+        return f"{out}{' ' + ceiling if ceiling else ''} ({pilot}{stand})"
+
+
+def _scores(evidence: Evidence, task: TaskEvidence, row: str, other: str, stand_ins: dict[str, str]) -> ItemScores:
+    """The pilot's outputs of ``row`` on ``task``, or of the trained row (not ``other``, the comparison's other side)
+    with the largest run-to-run variance, noted in ``stand_ins``."""
+    present = evidence.outputs[task.name]
+    if row in present:
+        return evidence.scores(task, row)
+    trained = [r for r in present if r not in evidence.fixed and r != other and present[r].shape[0] > 1]
+    if not trained:
+        raise ValueError(f"the pilot has no row {row!r} and no trained row with two seeds to stand in for it")
+    spread = {r: evidence.scores(task, r).per_seed.var(ddof=1) for r in trained}
+    stand_ins[row] = max(spread, key=spread.get)
+    return evidence.scores(task, stand_ins[row])
+
+
+def size(primary: Primary, seeds: int, fixed: set[str], candidates: list[Path]) -> Sizing | None:
+    """The primary sized on the first candidate pilot whose evidence scores its task (None: none does). ``seeds``:
+    the run's seeds per trained row; ``fixed``: the run's deterministic rows."""
+    for path in candidates:
+        try:
+            evidence = Evidence.load(path)
+        except ValueError:
+            continue
+        task = next((t for t in evidence.tasks if t.name == primary.task), None)
+        if task is None or not evidence.outputs[task.name]:
+            continue
+        stand_ins: dict[str, str] = {}
+        try:
+            a = _scores(evidence, task, primary.row, primary.baseline, stand_ins)
+            b = _scores(evidence, task, primary.baseline, primary.row, stand_ins)
+        except ValueError:
+            continue
+        c = paired_comparison(a, b, (evidence.seed, 0), evidence.resamples).scaled(100)
+        if c.reason:  # the pilot's rows are identical, or one was trained at one seed: nothing to size with
+            continue
+        sides = [row for row, x in ((primary.row, a), (primary.baseline, b)) if not x.fixed and x.seeds > 1]
+        runs = tuple(part for part, row in zip(c.variance.runs, sides) if row not in fixed)
+        variance = Variance(c.variance.item, c.variance.items, runs).at(seeds=seeds)
+        return Sizing(primary, variance, seeds, path, (a.seeds, b.seeds), 100 * b.value, stand_ins)
+    return None
+
+
+def size_study(study, run_name: str, reports: Path) -> tuple[Primary | None, Sizing | None]:
+    """A built study's primary (``StudyBase.primary``) sized on its best pilot at the run's seeds (the most runs any of
+    its trained rows stacks); (None, None) without a primary, (primary, None) without a pilot."""
+    primary = study.primary()
+    if primary is None:
+        return None, None
+    rows = (primary.row, primary.baseline)
+    fixed = {row for row in rows if study.row_fixed(row)}
+    seeds = max([study.row_run_count(row) for row in rows if row not in fixed] or [1])
+    candidates = pilots(study.notebook, run_name, getattr(study.p, "model", None), reports)
+    return primary, size(primary, seeds, fixed, candidates)
+
+
+def sizing_line(study, run_name: str, reports: Path) -> str | None:
+    """One line for ``kit.batch`` before training when a declared effect lacks 80% power at the run's seeds, passes the
+    scale's maximum, or has no pilot to be sized on; None when the design resolves it or nothing is declared."""
+    primary, sizing = size_study(study, run_name, reports)
+    if primary is None or primary.effect is None:
+        return None
+    if sizing is None:
+        return (
+            f"primary {primary}: no pilot scores {primary.task} (no earlier report or committed snapshot with "
+            "evidence), so its power for the declared effect is unknown"
+        )
+    if (
+        sizing.power is not None
+        and sizing.power >= design.POWER
+        and not design.ceiling(primary.effect, sizing.baseline_score)
+    ):
+        return None
+    return f"primary {primary}: {sizing.sentence()}"
+
+
+def design_report(study, run_name: str, reports: Path) -> list[str]:
+    """``kit.batch --design``: the primary, its pilot, its variance parts, its power at the run's seeds, the seeds and
+    items that reach 80% power, and the ceiling check; one line each."""
+    primary, sizing = size_study(study, run_name, reports)
+    if primary is None:
+        return ["no primary comparison declared (parameter 'primary'): nothing to size"]
+    effect = primary.effect
+    out = [f"primary {primary}, sized for " + (f"{effect:.1f} points" if effect else "no declared effect")]
+    if sizing is None:
+        return [
+            *out,
+            f"no pilot scores {primary.task}: run the study once (a smaller run file of it will do), then size",
+        ]
+    v = sizing.variance
+    out.append(
+        f"pilot {shown(sizing.pilot)}: {sizing.pilot_seeds[0]} and {sizing.pilot_seeds[1]} seeds, {v.items} items"
+    )
+    out += [f"{row} stood in for by the pilot's {used}" for row, used in sizing.stand_ins.items()]
+    runs = ", ".join(f"{np.sqrt(part * seeds):.1f}" for part, seeds in v.runs) or "none (no trained row)"
+    out.append(f"standard deviations x100: items {np.sqrt(v.item):.1f}; run to run, per seed: {runs}")
+    out.append(f"with {sizing.seeds} seeds per trained row it resolves {design.detectable(v):.1f} points (80% power)")
+    if effect is None:
+        return out
+    out.append(f"power for {effect:.1f} points: {sizing.power:.0%}")
+    seeds, items = design.seeds_needed(effect, v), design.items_needed(effect, v)
+    out.append(
+        f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 reaches 80% power"
+    )
+    out.append(
+        f"or, at {sizing.seeds} seeds, {items:,} items"
+        if items
+        else f"more items alone do not reach it at {sizing.seeds} seeds"
+    )
+    out.append(
+        design.ceiling(effect, sizing.baseline_score)
+        or f"ceiling: {sizing.baseline_score:.1f} + {effect:.1f} fits the scale"
+    )
+    return out

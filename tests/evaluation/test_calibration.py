@@ -1,0 +1,35 @@
+"""Test the test: on simulated studies whose runs differ in overall quality (the regime the kit's reports are in), the
+kit's comparison keeps its false "significant" rate at alpha with 2 seeds per method, where the multi-bootstrap it
+replaced did not (``benchmarks/calibration.py`` prints the whole table)."""
+
+import numpy as np
+import pytest
+
+from kit.evaluation.simulation import NOISES, calibrated, multi_bootstrap, rejection_rates
+
+RUNS, ALPHA = 300, 0.05
+
+
+@pytest.fixture(scope="module")
+def null_rates():
+    """300 null pairs: Spearman on 100 items, 2 seeds per method, run-level noise, 400 item draws each."""
+    tests = {"kit": calibrated(400), "reference": multi_bootstrap(400)}
+    return rejection_rates(tests, NOISES["run"], seeds=2, items=100, metric="spearman", runs=RUNS, alpha=ALPHA)
+
+
+def test_the_kits_false_rate_is_at_most_alpha_plus_two_monte_carlo_errors(null_rates):
+    limit = ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / RUNS)
+    assert null_rates["kit"].runs == RUNS and null_rates["kit"].rate <= limit, null_rates
+
+
+def test_the_multi_bootstrap_it_replaced_fails_the_same_bound(null_rates):
+    """The reference resamples 2 seeds with replacement (half the run-to-run variance) and reads normal quantiles."""
+    limit = ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / RUNS)
+    assert null_rates["reference"].rate > limit, null_rates
+
+
+def test_a_true_difference_is_found_more_often_than_a_null_one():
+    tests = {"kit": calibrated(300)}
+    null = rejection_rates(tests, NOISES["mixed"], 5, 100, "average_precision", 60)["kit"]
+    effect = rejection_rates(tests, NOISES["mixed"], 5, 100, "average_precision", 60, effect=0.4)["kit"]
+    assert effect.rate > null.rate + 0.3 and effect.difference > 5

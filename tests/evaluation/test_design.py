@@ -1,0 +1,99 @@
+"""Sizing before the runs: power, the seeds and items a declared effect needs, the ceiling, and kit.batch's line
+before training and its --design report, read from a pilot's evidence."""
+
+import numpy as np
+
+from kit.batch import main as batch_main
+from kit.evaluation import design
+from kit.evaluation.inference import Variance
+from kit.evaluation.rows import Evidence, Primary
+from kit.evaluation.sts import BIOSSES_ALL
+from kit.evaluation.task import within_ranks
+from kit.report.pilot import pilots, size
+
+
+def test_more_seeds_shrink_the_run_part_and_more_items_the_item_part():
+    v = Variance(item=4.0, items=100, runs=((50.0, 2), (50.0, 2)))
+    assert design.power_at(20.0, v) < 0.8
+    seeds = design.seeds_needed(20.0, v)
+    assert seeds > 2 and design.power_at(20.0, v.at(seeds=seeds)) >= 0.8 > design.power_at(20.0, v.at(seeds=seeds - 1))
+    assert design.items_needed(20.0, v) is None  # the run part alone is too large at 2 seeds
+    fixed = Variance(item=25.0, items=100)
+    assert design.seeds_needed(5.0, fixed) is None and design.items_needed(5.0, fixed) > 100
+
+
+def test_a_design_limited_by_both_parts_names_seeds_and_items():
+    v = Variance(item=40.0, items=100, runs=((30.0, 2),))
+    seeds, items = design.design_needed(4.0, v)
+    assert items > 100 and design.power_at(4.0, v.at(seeds=seeds, items=items)) >= 0.8
+    text = design.sizing_sentence(4.0, v, 2)
+    assert "more seeds alone cannot either" in text and f"{seeds} seeds per trained row and {items:,} items" in text
+
+
+def test_an_effect_past_the_scales_maximum_is_named():
+    assert "would pass the scale's maximum of 100" in design.ceiling(17.1, 84.4)
+    assert design.ceiling(4.3, 81.0) == "" and design.ceiling(5.0, None) == ""
+
+
+def pilot_evidence(tmp_path, simcse=(0.3, 0.7), swap=(0.5, 0.8)):
+    """A pilot of study 1's rows on BIOSSES whose runs' quality differs from seed to seed (by default a lot)."""
+    gold = np.asarray(BIOSSES_ALL.data.scores, float)
+    rng = np.random.default_rng(0)
+
+    def runs(quality, n):
+        return [{BIOSSES_ALL.name: {"spearman": within_ranks(q * gold + rng.normal(0, 0.5, 100))}} for q in quality]
+
+    rows = {"zero_shot": runs([0.5], 1), "simcse": runs(simcse, 2), "swap_10": runs(swap, 2)}
+    evidence = Evidence.of(rows, [("swap_10", "simcse")], [BIOSSES_ALL], fixed=["zero_shot"], resamples=500)
+    return evidence.save(tmp_path / "simcse_augmentations" / "twenty" / "evidence" / "suite.npz")
+
+
+def test_a_primary_is_sized_on_the_pilot_and_a_missing_row_is_stood_in_for(tmp_path):
+    path = pilot_evidence(tmp_path)
+    assert pilots("simcse_augmentations", "twenty", "tiny-random-bert", tmp_path)[0] == path
+    sized = size(Primary("swap_10", "simcse", "biosses-all", 20.0), 2, {"zero_shot"}, [path])
+    assert sized.power < 0.8 and len(sized.variance.runs) == 2 and sized.stand_ins == {}
+    stood = size(Primary("crop_10", "simcse", "biosses-all", 20.0), 3, {"zero_shot"}, [path])
+    assert stood.stand_ins == {"crop_10": "swap_10"} and stood.variance.runs[0][1] == 3
+    assert size(Primary("swap_10", "simcse", "rqe-test", 20.0), 2, set(), [path]) is None  # not in the pilot
+
+
+RUN_FILE = (
+    "model: tiny-random-bert\nseeds: [0, 1]\nsteps: 2\neval_every: 1\nbatch_size: 8\ncorpus_size: 64\n"
+    "rows: [zero_shot, simcse, swap_10]\nfewshot_rows: []\n"
+    "primary: swap_10 - simcse on biosses-all\nprimary_effect: 20\n"
+)
+
+
+def test_two_seeds_and_a_20_point_primary_on_100_items_get_the_line_before_training(tmp_path, capsys):
+    """kit.batch --design sizes the run file on its pilot; the line kit.batch prints before training says that 2
+    seeds cannot tell run-to-run variation from 20 points and names the seeds needed."""
+    reports = tmp_path / "reports"
+    pilot_evidence(reports)
+    run_file = tmp_path / "simcse_augmentations" / "twenty.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(RUN_FILE, encoding="utf-8")
+    assert batch_main([str(run_file), "--reports", str(reports), "--design"]) == 0
+    out = capsys.readouterr().out
+    assert "primary swap_10 - simcse on biosses-all, sized for 20.0 points" in out
+    assert "80% power needs" in out and "seeds per trained row" in out and "ceiling:" in out
+
+    from kit.batch import sizing
+    from kit.runner import plan, prepare
+
+    study = plan(prepare(run_file), reports).study
+    line = sizing(study, "twenty", reports)
+    assert "2 seeds cannot tell run-to-run variation from a difference of 20.0 points" in line
+    assert line.count("\n") == 0 and "power needs" in line
+
+
+def test_no_line_when_the_design_resolves_the_declared_effect(tmp_path):
+    from kit.batch import sizing
+    from kit.runner import plan, prepare
+
+    reports = tmp_path / "reports"
+    pilot_evidence(reports, simcse=(0.5, 0.51), swap=(0.6, 0.61))  # seeds that agree: 2 are enough for 25 points
+    run_file = tmp_path / "simcse_augmentations" / "twenty.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(RUN_FILE.replace("primary_effect: 20", "primary_effect: 25"), encoding="utf-8")
+    assert sizing(plan(prepare(run_file), reports).study, "twenty", reports) is None
