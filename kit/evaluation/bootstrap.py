@@ -31,7 +31,10 @@ _DRAW_ELEMENTS = 2_000_000  # items drawn per chunk of replicates (the chunks de
 
 class Statistic(Protocol):
     """A metric over a draw of items: ``outputs`` [S, n] (S seeds), ``draws`` [B, m] item indices ->
-    the metric of each seed on each draw, [S, B]; ``subset(idx)`` the same metric on the items ``idx`` alone."""
+    the metric of each seed on each draw, [S, B]; ``subset(idx)`` the same metric on the items ``idx`` alone;
+    ``bounds``: the values the metric can take (a score's interval is kept within them)."""
+
+    bounds: tuple[float, float]
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray: ...
 
@@ -40,7 +43,10 @@ class Statistic(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class Mean:
-    """The mean of additive per-item scores: metric = (1/m) sum_{i in draw} x_i."""
+    """The mean of additive per-item scores: metric = (1/m) sum_{i in draw} x_i (each in [0, 1]: nDCG@10, MRR,
+    recall@1, ROUGE F1)."""
+
+    bounds = (0.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
         return outputs[:, draws].mean(-1)
@@ -63,6 +69,7 @@ class Spearman:
     A draw on which one side is constant has no correlation (nan)."""
 
     gold: np.ndarray
+    bounds = (-1.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
         x = stats.rankdata(outputs[:, draws], axis=-1)
@@ -85,6 +92,7 @@ class AveragePrecision:
     draw without positives has no AP (nan)."""
 
     labels: np.ndarray
+    bounds = (0.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
         y = self.labels[draws].astype(np.float64)  # [B, m]
@@ -119,6 +127,7 @@ class F1:
     classes: int
     average: str = "weighted"
     positive: int = 1
+    bounds = (0.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
         k, b = self.classes, len(draws)

@@ -219,7 +219,7 @@ class Comparison:
     def __format__(self, spec: str) -> str:
         """``f"{c:.1f}"`` -> ``+2.1 [+0.4, +3.9], p = 0.016``."""
         if not self.tested:
-            return f"{self.estimate:+{spec or '.2f'}} (not tested: {self.reason})".replace("-", "−", 1)
+            return f"{self.estimate:+{spec or '.2f'}}".replace("-", "−") + f" (not tested: {self.reason})"
         p = format_p(self.p_value)
         return f"{self.difference:{spec}}, p {p if p.startswith('<') else '= ' + p}"
 
@@ -276,12 +276,13 @@ def _variance(sides: tuple[_Side, ...], signs: tuple[int, ...], items: int) -> t
 
 def score_interval(scores: ItemScores, seed: SeedLike = 0, resamples: int = 2000, confidence: float = 0.95) -> Estimate:
     """A row's metric on all items (mean over its seeds) with its t interval from the item part and (with two seeds
-    or more) the run part; a trained row with one seed gets the item part alone."""
+    or more) the run part, kept within the metric's bounds; a trained row with one seed gets the item part alone."""
     side = _side(scores, seed, resamples)
     value, variance = _variance((side,), (1,), scores.items)
     se = float(np.sqrt(variance.total))
     half = t_quantile((1 + confidence) / 2, variance.df) * se
-    return Estimate(value, value - half, value + half, se, scores.items, scores.seeds, confidence, variance.df)
+    low, high = max(value - half, scores.statistic.bounds[0]), min(value + half, scores.statistic.bounds[1])
+    return Estimate(value, low, high, se, scores.items, scores.seeds, confidence, variance.df)
 
 
 def _check_paired(a: ItemScores, b: ItemScores) -> None:

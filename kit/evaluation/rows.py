@@ -381,6 +381,10 @@ def _interval(estimate: float, low: float, high: float, digits: int) -> str:
     return format(Difference(estimate, low, high, 0), f".{digits}f")
 
 
+def _signed(x: float, digits: int) -> str:
+    return f"{x:+.{digits}f}".replace("-", "−")
+
+
 def _bounds(low: float, high: float, digits: int) -> str:
     return f"[{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
 
@@ -423,7 +427,7 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
             "resolves": "",
         }
         if has and line.reason:
-            row["difference"] = f"{line.difference:+.{digits}f}".replace("-", "−")
+            row["difference"] = _signed(line.difference, digits)
         elif has:
             row["difference"] = _interval(line.difference, line.low, line.high, digits)
             row["p"] = format_p(line.p)
@@ -441,7 +445,7 @@ def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 
     if line.reason:
         if "same outputs" in line.reason:
             return f"{head}: the same output on every item, not tested"
-        return f"{head}: {line.difference:+.{digits}f} ({line.reason}), not tested".replace("-", "−", 1)
+        return f"{head}: {_signed(line.difference, digits)} ({line.reason}), not tested"
     p = format_p(line.p)
     alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
     if line.role == "within":
@@ -489,26 +493,37 @@ class PaperEffect:
     claim: str
 
 
-def primary_summary(line, primary: Primary, names: Mapping[str, str], digits: int = 1) -> str:
-    """The primary comparison in sentences: its result at alpha, a null's largest gain ruled out (the interval's
-    upper end), and, when it does not resolve the effect it was sized for, how many seeds would
-    (``kit.evaluation.design``)."""
+def primary_summary(compared: pd.DataFrame, primary: Primary | None, digits: int = 1) -> str:
+    """The primary comparison of ``compared`` in sentences: its result at alpha; for a null, the largest gain its
+    interval rules out (the upper end) and, when its design lacks the power for the effect it was declared for, that
+    it is inconclusive; then what the design resolves, the seeds (and items) the effect needs
+    (``kit.evaluation.design``), and whether the effect would carry the baseline past the scale's maximum. '' when
+    ``compared`` does not hold the primary."""
+    lines = compared_lines(compared)
+    line = next((x for x in lines.itertuples() if primary is not None and primary.is_line(x)), None)
+    if line is None:
+        return ""
+    names = dict(zip(compared.row, compared.method))
     head = f"Primary comparison ({primary}): {line.method} − {names[line.baseline]}"
     if line.reason:
         return f"{head}: not tested ({line.reason})."
+    variance, alpha = Variance.from_record(line.variance), 1 - line.family_confidence
+    underpowered = primary.effect is not None and design.power_at(primary.effect, variance, alpha) < design.POWER
     p = format_p(line.p)
     out = f"{head}: {_interval(line.difference, line.low, line.high, digits)}, p {p if p.startswith('<') else '= ' + p}"
     if line.significant:
-        out += f": {'better' if line.low > 0 else 'worse'}, significant at alpha {1 - line.family_confidence:.2g}."
+        out += f": {'better' if line.low > 0 else 'worse'}, significant at alpha {alpha:.2g}."
     else:
         out += (
-            f": not significant; its {line.family_confidence:.0%} interval rules out gains above "
-            f"{line.high:.{digits}f} points and losses beyond {max(-line.low, 0):.{digits}f}."
+            f": not significant{', and inconclusive at this design' if underpowered else ''}; its "
+            f"{line.family_confidence:.0%} interval rules out gains above {line.high:.{digits}f} points and losses "
+            f"beyond {max(-line.low, 0):.{digits}f}."
         )
     if primary.effect is not None:
-        out += " " + design.sizing_sentence(
-            primary.effect, Variance.from_record(line.variance), line.seeds, 1 - line.family_confidence
-        )
+        out += " " + design.sizing_sentence(primary.effect, variance, line.seeds, alpha)
+        baseline = compared[(compared.task == line.task) & (compared.row == line.baseline)].score
+        if ceiling := design.ceiling(primary.effect, float(baseline.iloc[0]) if len(baseline) else None):
+            out += " " + ceiling
     return out
 
 
@@ -564,25 +579,13 @@ class SuiteReport:
     def headline_tasks(self) -> list[Task]:
         return self.groups().get("headline tasks", [])
 
-    def primary_line(self):
-        """The primary comparison's line (None: no primary in this report)."""
-        lines = compared_lines(self.compared)
-        found = [line for line in lines.itertuples() if self.primary is not None and self.primary.is_line(line)]
-        return found[0] if found else None
-
     def tables(self) -> dict[str, pd.DataFrame]:
         """One table per group, titled (``group_tables``)."""
         return group_tables(self.compared, self.group_names(), self.title, self.correction)
 
-    def names(self) -> dict[str, str]:
-        return dict(zip(self.compared.row, self.compared.method))
-
     def primary_text(self) -> str:
         """The primary's sentences (``primary_summary``); '' when this report holds no primary."""
-        line = self.primary_line()
-        if self.primary is None or line is None:
-            return ""
-        return primary_summary(line, self.primary, self.names())
+        return primary_summary(self.compared, self.primary)
 
     def about(self) -> str:
         """How to read the tables (Markdown): tasks, intervals, the primary, families, selection, what the design
@@ -737,9 +740,7 @@ def recomputed(evidence: Evidence, old: dict) -> tuple[dict, dict[str, pd.DataFr
     )
     confidence, correction, groups = old["confidence"], old["correction"], old["groups"]
     compared = families(compare(evidence, confidence=confidence), groups, primary, correction, confidence)
-    names = dict(zip(compared.row, compared.method))
-    line = next((x for x in compared_lines(compared).itertuples() if primary and primary.is_line(x)), None)
-    text = primary_summary(line, primary, names) if line is not None else None
+    text = primary_summary(compared, primary) or None
     keep = {k: old.get(k) for k in ("title", "selected_on", "paper_effect", "left_out") if k in old}
     record = suite_record(compared, groups, primary, correction, confidence, **keep, primary_text=text)
     return record, group_tables(compared, groups, old.get("title", "Evaluation suite"), correction)

@@ -13,6 +13,7 @@ training (``sizing_line``) and for ``--design``.
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,7 +108,8 @@ def size(primary: Primary, seeds: int, fixed: set[str], candidates: list[Path]) 
             b = _scores(evidence, task, primary.baseline, primary.row, stand_ins)
         except ValueError:
             continue
-        c = paired_comparison(a, b, (evidence.seed, 0), evidence.resamples).scaled(100)
+        stream = (evidence.seed, zlib.crc32(task.name.encode()))  # the report's own draws (kit.evaluation.rows)
+        c = paired_comparison(a, b, stream, evidence.resamples).scaled(100)
         if c.reason:  # the pilot's rows are identical, or one was trained at one seed: nothing to size with
             continue
         sides = [row for row, x in ((primary.row, a), (primary.baseline, b)) if not x.fixed and x.seeds > 1]
@@ -174,17 +176,16 @@ def design_report(study, run_name: str, reports: Path) -> list[str]:
     if effect is None:
         return out
     out.append(f"power for {effect:.1f} points: {sizing.power:.0%}")
-    seeds, items = design.seeds_needed(effect, v), design.items_needed(effect, v)
-    out.append(
-        f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 reaches 80% power"
-    )
-    out.append(
-        f"or, at {sizing.seeds} seeds, {items:,} items"
-        if items
-        else f"more items alone do not reach it at {sizing.seeds} seeds"
-    )
-    out.append(
-        design.ceiling(effect, sizing.baseline_score)
-        or f"ceiling: {sizing.baseline_score:.1f} + {effect:.1f} fits the scale"
-    )
+    seeds, items, both = design.seeds_needed(effect, v), design.items_needed(effect, v), design.design_needed(effect, v)
+    out.append(f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 reaches it")
+    at = f"at {sizing.seeds} seeds"
+    out.append(f"or, {at}, {items:,} items" if items else f"more items alone do not reach it {at}")
+    if not seeds and not items:
+        out.append(
+            f"together: {both[0]} seeds and {both[1]:,} items"
+            if both
+            else "no design within 100 seeds and 100x the items"
+        )
+    fits = f"ceiling: the baseline's {sizing.baseline_score:.1f} + {effect:.1f} fits under the scale's maximum"
+    out.append(design.ceiling(effect, sizing.baseline_score) or fits)
     return out

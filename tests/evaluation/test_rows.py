@@ -153,14 +153,23 @@ def test_verdicts_are_written_from_the_adjusted_results(compared):
 
 
 def test_the_primary_says_its_result_and_a_null_the_largest_gain_it_rules_out(compared):
-    names = dict(zip(compared.row, compared.method))
-    text = rows.primary_summary(line(compared, "better"), PRIMARY, names)
+    text = rows.primary_summary(compared, PRIMARY)
     assert text.startswith("Primary comparison (better - good on biosses-all): + X − SimCSE: +")
-    null = line(compared, "shuffled").copy()
-    null["low"], null["high"], null["significant"], null["p"], null["family_confidence"] = -3.0, 2.5, False, 0.4, 0.95
-    bound = rows.primary_summary(null, rows.Primary("shuffled", "good", "biosses-all", 4.0), names)
-    assert "not significant; its 95% interval rules out gains above 2.5 points and losses beyond 3.0" in bound
-    assert "it was declared for, 4.0 points" in bound
+    null = compared.copy()
+    at = (null.row == "shuffled") & (null.task == "biosses-all")
+    null.loc[at, ["low", "high", "significant", "p", "family_confidence"]] = [-3.0, 2.5, False, 0.4, 0.95]
+    bound = rows.primary_summary(null, rows.Primary("shuffled", "good", "biosses-all", 4.0))
+    assert (
+        "not significant, and inconclusive at this design; its 95% interval rules out gains above 2.5 points" in bound
+    )
+    assert "losses beyond 3.0" in bound and "it was declared for, 4.0 points" in bound
+    assert rows.primary_summary(compared, rows.Primary("better", "good", "rqe-test")) == ""
+
+
+def test_a_primary_effect_past_the_scales_maximum_is_named(compared):
+    good = line(compared, "good").score
+    text = rows.primary_summary(compared, rows.Primary("better", "good", "biosses-all", 101 - good))
+    assert "would pass the scale's maximum of 100" in text
 
 
 def test_the_table_marks_differences_significant_after_the_correction(compared):
