@@ -156,7 +156,7 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
         {
             "model": "tiny-random-bert",
             "benchmarks": ["biosses_blurb"],
-            "seeds": [0],
+            "seeds": [0, 1],
             "epochs": 1,
             "batch_size": 8,
             "max_length": 32,
@@ -166,6 +166,7 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
     )
     study = Study(params, tmp_path)
     study.run("biosses_blurb", 0, 0)
+    study.run("biosses_blurb", 0, 1)
     run_dir = study._run_dir("biosses_blurb", 0, 0)
     saved = {c: load_outputs(run_dir / suite_file(c)) for c in CONDITIONS}
     assert all(set(outputs) == {"biosses-test", "rqe-test"} for outputs in saved.values())
@@ -185,17 +186,20 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
         for condition in CONDITIONS[1:]:
             line = lines.loc[(task, suite_row("biosses_blurb", condition))]
             assert line.baseline == suite_row("biosses_blurb", "gold") and line.low <= line.difference <= line.high
+            assert line.seeds == 2 and len(line.variance["runs"]) == 2  # both trained rows carry their 2 runs
     assert report.comparison(suite_row("biosses_blurb", "gold + semantic silver"), "rqe-test").startswith(
-        "gold + semantic silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): "
+        "Primary comparison (biosses_blurb: gold + semantic silver - biosses_blurb: gold on biosses-test): "
     )
     assert "no data: study 2 selects no checkpoint" in report.about() and report.record()["left_out"] == {}
 
-    shutil.copy(run_dir / suite_file("gold"), run_dir / suite_file("gold + random silver"))
-    result = json.loads((run_dir / "result.json").read_text())  # as if the run had written gold's outputs
-    (run_dir / "result.json").write_text(json.dumps({**result, ARTEFACTS: artefact_digests(run_dir)}))
+    for seed in (0, 1):  # as if both runs had written gold's outputs
+        folder = study._run_dir("biosses_blurb", 0, seed)
+        shutil.copy(folder / suite_file("gold"), folder / suite_file("gold + random silver"))
+        result = json.loads((folder / "result.json").read_text())
+        (folder / "result.json").write_text(json.dumps({**result, ARTEFACTS: artefact_digests(folder)}))
     same = study.suite_report()
     for task in ("biosses-test", "rqe-test"):
         line = same.compared.set_index(["task", "row"]).loc[(task, suite_row("biosses_blurb", "gold + random silver"))]
-        assert line.difference == line.low == line.high == 0 and not line.significant
+        assert line.difference == 0 and "same outputs" in line.reason and not line.significant
     same_output = "gold + random silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): the same output on every item"
     assert same_output in same.verdict()
