@@ -38,14 +38,16 @@ def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
     assert docs.with_block(docs.EVALUATION_PAGE, docs.suite_block(snapshots), docs.EVALUATION_MARKERS) != page
 
 
-def test_a_snapshots_provenance_says_how_often_its_comparisons_were_drawn():
-    """From the comparison lines themselves, so that a page mixing reports from before and after
-    ``family_resamples`` says which is which."""
-    record = json.loads((docs.SNAPSHOTS / "medse_entity_definitions" / "raw.json").read_text(encoding="utf-8"))
-    lines = [line for line in record["metrics"]["suite"]["lines"] if line.get("baseline")]
-    assert f"each comparison drawn {int(lines[0]['resamples']):,} times" in docs.provenance(record)
-    lines[0]["resamples"] = 10 * max(line["resamples"] for line in lines)
-    assert f"to {int(lines[0]['resamples']):,} times" in docs.provenance(record)
+def test_a_snapshots_provenance_says_how_many_item_draws_its_comparisons_rest_on():
+    record = {
+        "parameters": {"model": "m", "seeds": [0, 1]},
+        "git_commit": "0" * 40,
+        "device": "cpu",
+        "wall_seconds": 3,
+        "versions": {"torch": "2"},
+        "metrics": {"suite": {"correction": "holm", "lines": [{"baseline": "b", "resamples": 2000}]}},
+    }
+    assert "each comparison's item part from 2,000 item draws" in docs.provenance(record)
 
 
 def test_the_readme_is_a_front_door():
@@ -72,7 +74,7 @@ def test_the_site_builds_offline_with_strict_and_loads_nothing_from_the_network(
         text = page.read_text(encoding="utf-8")
         assert "fonts.googleapis" not in text and 'src="http' not in text, page
     api = (tmp_path / "site" / "reference" / "api.html").read_text(encoding="utf-8")
-    assert "paired_bootstrap" in api and "adjusted_p" in api  # mkdocstrings read the docstrings
+    assert "paired_comparison" in api and "adjusted_p" in api  # mkdocstrings read the docstrings
     study = (tmp_path / "site" / "studies" / "simcse_augmentations.html").read_text(encoding="utf-8")
     assert "<math" in study  # the loss as MathML, no MathJax needed
 
@@ -186,9 +188,10 @@ def test_a_kit_evaluate_record_whose_tasks_lack_their_numbers_is_refused_before_
     assert "not a finished kit.evaluate's evaluation.json (a task lacks 'items')" in line
 
 
-def test_the_docs_state_the_same_median_detectable_difference_as_the_report():
-    """Two rows on the paper's task detect 2.0 and 4.0: the report's median (``SuiteReport.power``) is 3.0."""
+def test_a_study_page_states_the_primary_or_the_papers_claim_when_none_is_declared():
+    """The primary's sentences carry its sizing; without a primary the page says so and names the paper's claim."""
     claim = {"task": "biosses-all", "effect": 4.3, "claim": "X over SimCSE"}
-    lines = [{"task": "biosses-all", "baseline": "simcse", "family_detectable": d} for d in (4.0, 2.0)]
-    text = docs._power({"metrics": {"suite": {"paper_effect": claim, "lines": lines}}})
-    assert "80% power to detect 3.0 on `biosses-all`" in text
+    declared = {"metrics": {"suite": {"correction": "holm", "primary_text": "Primary comparison (x - y on t): ..."}}}
+    assert docs._power(declared) == ""
+    text = docs._power({"metrics": {"suite": {"correction": "holm", "paper_effect": claim, "lines": []}}})
+    assert text.startswith("The run declares no primary comparison; the paper claims X over SimCSE, +4.3 points")
