@@ -17,6 +17,7 @@ from kit.paths import PROJECT_ROOT
         ("memory.py", "peak RSS of its largest process"),
         ("evaluate.py", "ratio to the encode-only reference"),
         ("cluster.py", "overhead per task"),
+        ("calibration.py", "largest false rate above alpha + 2 Monte-Carlo errors"),
     ],
 )
 def test_benchmark_quick_mode(script, expect):
