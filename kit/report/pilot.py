@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,38 @@ def pilots(notebook: str, run: str, model: str | None, reports: Path) -> list[Pa
     return [*own, *mine, *[p for p in others if same_model(p)], *[p for p in others if not same_model(p)]]
 
 
+def pilot_model(path: Path) -> str | None:
+    """The model of the report an evidence file (``<run>.<family>.npz`` or ``evidence/<family>.npz``) belongs to."""
+    path = Path(path)
+    record = (
+        path.parent.parent / "results.json"
+        if path.parent.name == EVIDENCE
+        else path.parent / f"{path.name.split('.')[0]}.json"
+    )
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))["parameters"].get("model")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def snapshot_score(notebook: str, run: str, model: str | None, task: str, row: str) -> tuple[float, Path] | None:
+    """``row``'s score x100 on ``task`` in a committed snapshot of ``notebook`` on the same ``model`` (the run's own
+    first), evidence or not: the baseline the ceiling check reads when no pilot has evidence."""
+    records = sorted((SNAPSHOTS / notebook).glob("*.json"), key=lambda p: p.stem != run)
+    for path in records:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if record.get("parameters", {}).get("model") != model:
+            continue
+        families = [f for f in record.get("metrics", {}).values() if isinstance(f, dict) and "lines" in f]
+        for line in (line for family in families for line in family["lines"]):
+            if line.get("task") == task and line.get("row") == row and np.isfinite(line.get("score", np.nan)):
+                return float(line["score"]), path
+    return None
+
+
 @dataclass(frozen=True)
 class Sizing:
     """A primary sized on a pilot: its variance parts at the run's ``seeds`` (x100), the pilot's file, seeds and
@@ -58,6 +90,17 @@ class Sizing:
     pilot_seeds: tuple[int, int]
     baseline_score: float
     stand_ins: dict[str, str]
+    model: str | None = None
+
+    @property
+    def other_model(self) -> str:
+        """'' when the pilot ran the run's model; else a caveat naming the pilot's model."""
+        theirs = pilot_model(self.pilot)
+        if theirs == self.model:
+            return ""
+        if theirs is None:
+            return f"the pilot's model is not recorded: its variances may not carry over to {self.model}"
+        return f"the pilot ran {theirs}, not {self.model}: its variances may not carry over"
 
     @property
     def power(self) -> float | None:
@@ -67,6 +110,7 @@ class Sizing:
         """What the design resolves and, for a declared effect, its power, the seeds it needs, and the ceiling."""
         pilot = f"pilot {shown(self.pilot)}, {self.pilot_seeds[0]} and {self.pilot_seeds[1]} seeds"
         stand = "".join(f"; {row} stood in for by the pilot's {used}" for row, used in self.stand_ins.items())
+        stand += f"; {self.other_model}" if self.other_model else ""
         if self.primary.effect is None:
             resolves = design.detectable(self.variance)
             return f"with {self.seeds} seeds it resolves {resolves:.1f} points (80% power; no effect declared; " + (
@@ -91,9 +135,11 @@ def _scores(evidence: Evidence, task: TaskEvidence, row: str, other: str, stand_
     return evidence.scores(task, stand_ins[row])
 
 
-def size(primary: Primary, seeds: int, fixed: set[str], candidates: list[Path]) -> Sizing | None:
+def size(
+    primary: Primary, seeds: int, fixed: set[str], candidates: list[Path], model: str | None = None
+) -> Sizing | None:
     """The primary sized on the first candidate pilot whose evidence scores its task (None: none does). ``seeds``:
-    the run's seeds per trained row; ``fixed``: the run's deterministic rows."""
+    the run's seeds per trained row; ``fixed``: the run's deterministic rows; ``model``: the run's."""
     for path in candidates:
         try:
             evidence = Evidence.load(path)
@@ -115,7 +161,7 @@ def size(primary: Primary, seeds: int, fixed: set[str], candidates: list[Path]) 
         sides = [row for row, x in ((primary.row, a), (primary.baseline, b)) if not x.fixed and x.seeds > 1]
         runs = tuple(part for part, row in zip(c.variance.runs, sides) if row not in fixed)
         variance = Variance(c.variance.item, c.variance.items, runs).at(seeds=seeds)
-        return Sizing(primary, variance, seeds, path, (a.seeds, b.seeds), 100 * b.value, stand_ins)
+        return Sizing(primary, variance, seeds, path, (a.seeds, b.seeds), 100 * b.value, stand_ins, model)
     return None
 
 
@@ -128,8 +174,24 @@ def size_study(study, run_name: str, reports: Path) -> tuple[Primary | None, Siz
     rows = (primary.row, primary.baseline)
     fixed = {row for row in rows if study.row_fixed(row)}
     seeds = max([study.row_run_count(row) for row in rows if row not in fixed] or [1])
-    candidates = pilots(study.notebook, run_name, getattr(study.p, "model", None), reports)
-    return primary, size(primary, seeds, fixed, candidates)
+    model = getattr(study.p, "model", None)
+    sizing = size(primary, seeds, fixed, pilots(study.notebook, run_name, model, reports), model)
+    if sizing is not None and sizing.other_model:  # the ceiling reads the run's own model where a snapshot has it
+        found = snapshot_score(study.notebook, run_name, model, primary.task, primary.baseline)
+        sizing = replace(sizing, baseline_score=found[0]) if found else sizing
+    return primary, sizing
+
+
+def no_pilot_ceiling(study, run_name: str, primary: Primary) -> str:
+    """Without a pilot: the ceiling check on the baseline's score in a snapshot on the same model ('' when none holds
+    it); a sentence when the effect would pass the scale's maximum, else one saying it fits."""
+    found = snapshot_score(study.notebook, run_name, getattr(study.p, "model", None), primary.task, primary.baseline)
+    if found is None or primary.effect is None:
+        return ""
+    score, path = found
+    return design.ceiling(primary.effect, score) or (
+        f"ceiling: the baseline's {score:.1f} ({shown(path)}) + {primary.effect:.1f} fits under the scale's maximum"
+    )
 
 
 def sizing_line(study, run_name: str, reports: Path) -> str | None:
@@ -139,9 +201,11 @@ def sizing_line(study, run_name: str, reports: Path) -> str | None:
     if primary is None or primary.effect is None:
         return None
     if sizing is None:
+        ceiling = no_pilot_ceiling(study, run_name, primary)
         return (
             f"primary {primary}: no pilot scores {primary.task} (no earlier report or committed snapshot with "
             "evidence), so its power for the declared effect is unknown"
+            + (f"; {ceiling}" if ceiling.startswith("An effect") else "")
         )
     if (
         sizing.power is not None
@@ -161,15 +225,18 @@ def design_report(study, run_name: str, reports: Path) -> list[str]:
     effect = primary.effect
     out = [f"primary {primary}, sized for " + (f"{effect:.1f} points" if effect else "no declared effect")]
     if sizing is None:
+        ceiling = no_pilot_ceiling(study, run_name, primary)
         return [
             *out,
             f"no pilot scores {primary.task}: run the study once (a smaller run file of it will do), then size",
+            *([ceiling] if ceiling else []),
         ]
     v = sizing.variance
     out.append(
         f"pilot {shown(sizing.pilot)}: {sizing.pilot_seeds[0]} and {sizing.pilot_seeds[1]} seeds, {v.items} items"
     )
     out += [f"{row} stood in for by the pilot's {used}" for row, used in sizing.stand_ins.items()]
+    out += [sizing.other_model] if sizing.other_model else []
     runs = ", ".join(f"{np.sqrt(part * seeds):.1f}" for part, seeds in v.runs) or "none (no trained row)"
     out.append(f"standard deviations x100: items {np.sqrt(v.item):.1f}; run to run, per seed: {runs}")
     out.append(f"with {sizing.seeds} seeds per trained row it resolves {design.detectable(v):.1f} points (80% power)")

@@ -97,3 +97,25 @@ def test_no_line_when_the_design_resolves_the_declared_effect(tmp_path):
     run_file.parent.mkdir()
     run_file.write_text(RUN_FILE.replace("primary_effect: 20", "primary_effect: 25"), encoding="utf-8")
     assert sizing(plan(prepare(run_file), reports).study, "twenty", reports) is None
+
+
+def test_a_pilot_on_another_model_is_named_and_the_ceiling_reads_the_runs_own_model(tmp_path):
+    path = pilot_evidence(tmp_path)
+    (path.parent.parent / "results.json").write_text('{"parameters": {"model": "pubmed-bert-mini"}}')
+    sized = size(Primary("swap_10", "simcse", "biosses-all", 20.0), 2, {"zero_shot"}, [path], "minilm")
+    assert sized.other_model == "the pilot ran pubmed-bert-mini, not minilm: its variances may not carry over"
+    assert sized.other_model in sized.sentence()
+    same = size(Primary("swap_10", "simcse", "biosses-all", 20.0), 2, {"zero_shot"}, [path], "pubmed-bert-mini")
+    assert same.other_model == ""
+
+
+def test_without_a_pilot_the_ceiling_reads_the_committed_snapshot_on_the_same_model(tmp_path, capsys):
+    """Augmented SBERT's gold model reads 84.4 on the BIOSSES test pairs in its snapshot (no evidence beside it): the
+    paper's +17.1 would pass 100, which --design says although it cannot size the run."""
+    from kit.paths import PROJECT_ROOT
+
+    run_file = PROJECT_ROOT / "params" / "augmented_sbert" / "cpu.yaml"
+    assert batch_main([str(run_file), "--reports", str(tmp_path), "--design"]) == 0
+    out = capsys.readouterr().out
+    assert "no pilot scores biosses-test" in out
+    assert "An effect of +17.1 points on a baseline of 84.4 would pass the scale's maximum of 100" in out
