@@ -41,6 +41,7 @@ seed give the same result.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -55,11 +56,14 @@ RUN_DF_CAP = 2
 @dataclass(frozen=True)
 class Variance:
     """The parts of an estimate's variance: ``item`` over ``items`` items, and one (variance, seeds) per trained row
-    (``runs``), each variance already divided by its seeds (the variance of that row's seed mean)."""
+    (``runs``), each variance already divided by its seeds (the variance of that row's seed mean). ``interactions``:
+    per trained row (as ``runs``), the share of ``item`` that is its seed-by-item interaction, (v - V)/(S - 1) of the
+    module's text: it shrinks with the row's seeds as well as with the items."""
 
     item: float
     items: int
     runs: tuple[tuple[float, int], ...] = ()
+    interactions: tuple[float, ...] = ()
 
     @property
     def total(self) -> float:
@@ -76,18 +80,40 @@ class Variance:
         return float(max(df, 1.0))
 
     def at(self, seeds: int | None = None, items: int | None = None) -> Variance:
-        """The same parts for another design: every trained row at ``seeds`` seeds, ``items`` items (the item
-        part scales as 1/items, a run part as 1/seeds): what ``kit.evaluation.design`` sizes runs with."""
-        item = self.item * self.items / items if items else self.item
+        """The same parts for another design: every trained row at ``seeds`` seeds, ``items`` items (the item part
+        scales as 1/items, a run part as 1/seeds, a row's seed-by-item share as 1/(items x seeds)): what
+        ``kit.evaluation.design`` sizes runs with."""
+        n = items / self.items if items else 1.0
+        shares = self.interactions or (0.0,) * len(self.runs)
+        new = tuple(x * s / seeds / n if seeds else x / n for x, (_, s) in zip(shares, self.runs))
+        item = max(self.item - sum(shares), 0.0) / n + sum(new)
         runs = tuple((v * s / seeds, seeds) for v, s in self.runs) if seeds else self.runs
-        return Variance(item, items or self.items, runs)
+        return Variance(item, items or self.items, runs, new)
+
+    def without(self, kept: Sequence[bool]) -> Variance:
+        """The parts with only the trained rows ``kept`` (as ``runs``): a row the design makes deterministic loses its
+        run part and its seed-by-item share of the item part."""
+        shares = self.interactions or (0.0,) * len(self.runs)
+        dropped = sum(x for x, k in zip(shares, kept) if not k)
+        return Variance(
+            max(self.item - dropped, 0.0),
+            self.items,
+            tuple(r for r, k in zip(self.runs, kept) if k),
+            tuple(x for x, k in zip(shares, kept) if k),
+        )
 
     def record(self) -> dict:
-        return {"item": self.item, "items": self.items, "runs": [list(r) for r in self.runs]}
+        return {
+            "item": self.item,
+            "items": self.items,
+            "runs": [list(r) for r in self.runs],
+            "interactions": list(self.interactions),
+        }
 
     @classmethod
     def from_record(cls, record: dict) -> Variance:
-        return cls(float(record["item"]), int(record["items"]), tuple((float(v), int(s)) for v, s in record["runs"]))
+        runs = tuple((float(v), int(s)) for v, s in record["runs"])
+        return cls(float(record["item"]), int(record["items"]), runs, tuple(map(float, record.get("interactions", ()))))
 
 
 def t_quantile(probability: float, df: float) -> float:
@@ -208,7 +234,9 @@ class Comparison:
     def scaled(self, factor: float) -> Comparison:
         d, v = self.difference, self.variance
         f2 = factor * factor
-        variance = Variance(v.item * f2, v.items, tuple((r * f2, s) for r, s in v.runs))
+        variance = Variance(
+            v.item * f2, v.items, tuple((r * f2, s) for r, s in v.runs), tuple(x * f2 for x in v.interactions)
+        )
         return replace(
             self,
             difference=Difference(d.estimate * factor, d.low * factor, d.high * factor, d.n, d.confidence),
@@ -244,13 +272,15 @@ class _Side:
     def seeds(self) -> int:
         return len(self.per_seed)
 
-    def run_part(self, keep: np.ndarray) -> float:
-        """R = max(0, s^2/S - (v - V)/(S - 1)) (the module's text)."""
-        s = self.seeds
+    def interaction(self, keep: np.ndarray) -> float:
+        """(v - V)/(S - 1) (the module's text): the seed-by-item interaction's share of the seed mean's item part."""
         reps = self.replicates[:, keep]
         v = float(np.mean(np.var(reps, axis=1, ddof=1)))
-        big_v = float(np.var(reps.mean(0), ddof=1))
-        return max(0.0, float(np.var(self.per_seed, ddof=1)) / s - (v - big_v) / (s - 1))
+        return (v - float(np.var(reps.mean(0), ddof=1))) / (self.seeds - 1)
+
+    def run_part(self, keep: np.ndarray) -> float:
+        """R = max(0, s^2/S - (v - V)/(S - 1)) (the module's text)."""
+        return max(0.0, float(np.var(self.per_seed, ddof=1)) / self.seeds - self.interaction(keep))
 
 
 def _side(scores: ItemScores, seed: SeedLike, resamples: int) -> _Side:
@@ -270,9 +300,11 @@ def _variance(sides: tuple[_Side, ...], signs: tuple[int, ...], items: int) -> t
     keep = np.all([np.isfinite(s.replicates).all(0) for s in sides], axis=0)
     draws = sum(sign * s.replicates[:, keep].mean(0) for s, sign in zip(sides, signs))
     item = float(np.var(draws, ddof=1)) if keep.sum() > 1 else float("nan")
-    runs = tuple((s.run_part(keep), s.seeds) for s in sides if not s.fixed and s.seeds > 1)
+    trained = [s for s in sides if not s.fixed and s.seeds > 1]
+    runs = tuple((s.run_part(keep), s.seeds) for s in trained)
+    shares = tuple(max(s.interaction(keep), 0.0) for s in trained)
     estimate = sum(sign * float(s.per_seed.mean()) for s, sign in zip(sides, signs))
-    return estimate, Variance(item, items, runs)
+    return estimate, Variance(item, items, runs, shares)
 
 
 def score_interval(scores: ItemScores, seed: SeedLike = 0, resamples: int = 2000, confidence: float = 0.95) -> Estimate:

@@ -159,8 +159,7 @@ def size(
         if c.reason:  # the pilot's rows are identical, or one was trained at one seed: nothing to size with
             continue
         sides = [row for row, x in ((primary.row, a), (primary.baseline, b)) if not x.fixed and x.seeds > 1]
-        runs = tuple(part for part, row in zip(c.variance.runs, sides) if row not in fixed)
-        variance = Variance(c.variance.item, c.variance.items, runs).at(seeds=seeds)
+        variance = c.variance.without([row not in fixed for row in sides]).at(seeds=seeds)
         return Sizing(primary, variance, seeds, path, (a.seeds, b.seeds), 100 * b.value, stand_ins, model)
     return None
 
