@@ -19,6 +19,15 @@ def test_the_committed_generated_pages_are_what_the_snapshots_and_declarations_g
     assert not stale, f"run: python -m kit.docs render ({[str(p.relative_to(PROJECT_ROOT)) for p in stale]})"
 
 
+def test_every_committed_verdict_is_what_its_evidence_gives_under_todays_inference():
+    """``python -m kit.docs recompute --check``: a change of inference or correction shows here, and is carried into
+    the snapshots by ``recompute``, never by a training."""
+    files = docs.committed_snapshots()
+    assert files, "no committed snapshot has evidence beside it"
+    stale = [f.name for f in files if json.loads(f.read_text(encoding="utf-8")) != docs.recompute(f)]
+    assert not stale, f"run: python -m kit.docs recompute ({stale})"
+
+
 def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
     """A committed snapshot of a finished report, and the committed kit.evaluate snapshot, each with one number
     edited: the page rendered from it is no longer the committed one."""
