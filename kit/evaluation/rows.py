@@ -396,7 +396,9 @@ def _test(line, correction: str) -> str:
     if line.role == "within":
         return f"within {line.within}"
     if line.role == "not tested":
-        return "identical outputs" if "same outputs" in line.reason else "not tested: 1 seed"
+        if "same outputs" in line.reason:
+            return "identical outputs"
+        return "not tested: 1 seed" if "one seed" in line.reason else f"not tested: {line.reason}"
     size = int(line.family_size)
     return f"{CORRECTION_NAMES[correction]}, {size}" if correction != "none" and size > 1 else "alone"
 
@@ -520,7 +522,8 @@ def primary_summary(compared: pd.DataFrame, primary: Primary | None, digits: int
             f"beyond {max(-line.low, 0):.{digits}f}."
         )
     if primary.effect is not None:
-        out += " " + design.sizing_sentence(primary.effect, variance, line.seeds, alpha)
+        seeds = max((s for _, s in variance.runs), default=int(line.seeds))  # the trained side's, not the row's
+        out += " " + design.sizing_sentence(primary.effect, variance, seeds, alpha)
         baseline = compared[(compared.task == line.task) & (compared.row == line.baseline)].score
         if ceiling := design.ceiling(primary.effect, float(baseline.iloc[0]) if len(baseline) else None):
             out += " " + ceiling

@@ -100,7 +100,7 @@ def multi_bootstrap(resamples: int) -> Test:
 @dataclass(frozen=True)
 class Cell:
     """The share of ``runs`` simulated comparisons with p < alpha (``rate``), its Monte-Carlo error, and the mean
-    true difference of the metric x100 between the methods' expected scores (``difference``)."""
+    observed difference of the metric x100 between the methods over the simulated pairs (``difference``)."""
 
     rate: float
     runs: int
@@ -125,7 +125,7 @@ def rejection_rates(
 ) -> dict[str, Cell]:
     """How often each of ``tests`` rejects at ``alpha`` over the same ``runs`` simulated pairs (each its own task and
     training runs); a cell's ``difference`` is the mean observed difference x100, the effect in the metric's units."""
-    rng = np.random.default_rng([seed, seeds, items, int(effect * 1000), len(metric)])
+    rng = np.random.default_rng([seed, seeds, items, int(effect * 1000) & 0xFFFFFFFF, len(metric)])
     p_values: dict[str, list[float]] = {name: [] for name in tests}
     differences = []
     for k in range(runs):

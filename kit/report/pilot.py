@@ -103,6 +103,11 @@ class Sizing:
         return f"the pilot ran {theirs}, not {self.model}: its variances may not carry over"
 
     @property
+    def one_seed(self) -> bool:
+        """A trained row of the run has one seed: the report cannot test the primary (its run part is unmeasured)."""
+        return self.seeds < 2 and bool(self.variance.runs)
+
+    @property
     def power(self) -> float | None:
         return None if self.primary.effect is None else power_at(self.primary.effect, self.variance)
 
@@ -113,12 +118,19 @@ class Sizing:
         stand += f"; {self.other_model}" if self.other_model else ""
         if self.primary.effect is None:
             resolves = design.detectable(self.variance)
-            return f"with {self.seeds} seeds it resolves {resolves:.1f} points (80% power; no effect declared; " + (
+            return f"with {_seeds(self.seeds)} it resolves {resolves:.1f} points (80% power; no effect declared; " + (
                 f"{pilot}{stand})"
             )
         out = design.sizing_sentence(self.primary.effect, self.variance, self.seeds)
         ceiling = design.ceiling(self.primary.effect, self.baseline_score)
         return f"{out}{' ' + ceiling if ceiling else ''} ({pilot}{stand})"
+
+
+ONE_SEED = "a trained row with one seed is not tested (its run-to-run variance is unmeasured): declare 2 seeds or more"
+
+
+def _seeds(n: int) -> str:
+    return f"{n} seed{'s' * (n != 1)}"
 
 
 def _scores(evidence: Evidence, task: TaskEvidence, row: str, other: str, stand_ins: dict[str, str]) -> ItemScores:
@@ -199,6 +211,8 @@ def sizing_line(study, run_name: str, reports: Path) -> str | None:
     primary, sizing = size_study(study, run_name, reports)
     if primary is None or primary.effect is None:
         return None
+    if sizing is not None and sizing.one_seed:
+        return f"primary {primary}: {ONE_SEED}"
     if sizing is None:
         ceiling = no_pilot_ceiling(study, run_name, primary)
         return (
@@ -238,20 +252,26 @@ def design_report(study, run_name: str, reports: Path) -> list[str]:
     out += [sizing.other_model] if sizing.other_model else []
     runs = ", ".join(f"{np.sqrt(part * seeds):.1f}" for part, seeds in v.runs) or "none (no trained row)"
     out.append(f"standard deviations x100: items {np.sqrt(v.item):.1f}; run to run, per seed: {runs}")
-    out.append(f"with {sizing.seeds} seeds per trained row it resolves {design.detectable(v):.1f} points (80% power)")
+    if sizing.one_seed:
+        return [*out, ONE_SEED]
+    what = f"{_seeds(sizing.seeds)} per trained row" if v.runs else "no trained row"
+    out.append(f"with {what} it resolves {design.detectable(v):.1f} points (80% power)")
     if effect is None:
         return out
     out.append(f"power for {effect:.1f} points: {sizing.power:.0%}")
     seeds, items, both = design.seeds_needed(effect, v), design.items_needed(effect, v), design.design_needed(effect, v)
-    out.append(f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 reaches it")
-    at = f"at {sizing.seeds} seeds"
-    out.append(f"or, {at}, {items:,} items" if items else f"more items alone do not reach it {at}")
-    if not seeds and not items:
-        out.append(
-            f"together: {both[0]} seeds and {both[1]:,} items"
-            if both
-            else "no design within 100 seeds and 100x the items"
-        )
+    if not v.runs:  # deterministic rows: only more items help
+        out.append(f"80% power needs {items:,} items" if items else "not within 100 times the items")
+    else:
+        out.append(f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 does")
+        at = f"at {_seeds(sizing.seeds)}"
+        out.append(f"or, {at}, {items:,} items" if items else f"more items alone do not reach it {at}")
+        if not seeds and not items:
+            out.append(
+                f"together: {both[0]} seeds and {both[1]:,} items"
+                if both
+                else "no design within 100 seeds and 100x the items"
+            )
     fits = f"ceiling: the baseline's {sizing.baseline_score:.1f} + {effect:.1f} fits under the scale's maximum"
     out.append(design.ceiling(effect, sizing.baseline_score) or fits)
     return out

@@ -119,3 +119,21 @@ def test_without_a_pilot_the_ceiling_reads_the_committed_snapshot_on_the_same_mo
     out = capsys.readouterr().out
     assert "no pilot scores biosses-test" in out
     assert "An effect of +17.1 points on a baseline of 84.4 would pass the scale's maximum of 100" in out
+
+
+def test_a_run_with_one_seed_per_trained_row_is_told_that_its_primary_goes_untested(tmp_path, capsys):
+    from kit.batch import sizing
+    from kit.runner import plan, prepare
+
+    reports = tmp_path / "reports"
+    pilot_evidence(reports)
+    run_file = tmp_path / "simcse_augmentations" / "twenty.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(RUN_FILE.replace("seeds: [0, 1]", "seeds: [0]"), encoding="utf-8")
+    line = sizing(plan(prepare(run_file), reports).study, "twenty", reports)
+    assert line.endswith(
+        "a trained row with one seed is not tested (its run-to-run variance is unmeasured): declare 2 seeds or more"
+    )
+    assert batch_main([str(run_file), "--reports", str(reports), "--design"]) == 0
+    out = capsys.readouterr().out
+    assert "declare 2 seeds or more" in out and "power for" not in out
