@@ -469,6 +469,12 @@ def calibration_block(path: Path = CALIBRATION) -> str:
         for c in result["cells"]
     ]
     worst = max(result["cells"], key=lambda c: c["kit"]["false"])
+    over = [c for c in result["cells"] if c["kit"]["false"] > result["alpha"] + 2 * c["kit"]["error"]]
+    within = (
+        "every cell's false rate is within alpha plus two Monte-Carlo errors"
+        if not over
+        else f"{len(over)} of {len(result['cells'])} cells exceed alpha plus two Monte-Carlo errors"
+    )
     where = (
         f"{worst['metric'].replace('_', ' ')}, {worst['noise']} noise, {worst['items']} items, {worst['seeds']} seeds"
     )
@@ -477,7 +483,8 @@ def calibration_block(path: Path = CALIBRATION) -> str:
         f"{result['resamples']} item draws per comparison, alpha {result['alpha']}; {duration(result['seconds'])}). "
         f"Under the alternative the first method's signal weight is {result['effect']} higher; its mean size x100 is "
         f"the last column. The kit's highest false rate is {worst['kit']['false']:.3f} ({where}); the "
-        f"multi-bootstrap's, {max(c['reference']['false'] for c in result['cells']):.3f}.\n\n" + markdown_table(rows)
+        f"multi-bootstrap's, {max(c['reference']['false'] for c in result['cells']):.3f}. For the kit, {within}.\n\n"
+        + markdown_table(rows)
     )
 
 

@@ -185,7 +185,11 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
         assert lines.loc[(task, suite_row("biosses_blurb", "gold"))].baseline == STARTING
         for condition in CONDITIONS[1:]:
             line = lines.loc[(task, suite_row("biosses_blurb", condition))]
-            assert line.baseline == suite_row("biosses_blurb", "gold") and line.low <= line.difference <= line.high
+            assert line.baseline == suite_row("biosses_blurb", "gold")
+            if "same outputs" in line.reason:  # the tiny model: random silver can leave gold's outputs as they are
+                assert line.difference == 0 and condition != "gold + semantic silver"
+                continue
+            assert line.low <= line.difference <= line.high
             assert line.seeds == 2 and len(line.variance["runs"]) == 2  # both trained rows carry their 2 runs
     assert report.comparison(suite_row("biosses_blurb", "gold + semantic silver"), "rqe-test").startswith(
         "Primary comparison (biosses_blurb: gold + semantic silver - biosses_blurb: gold on biosses-test): "
