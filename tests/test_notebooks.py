@@ -75,7 +75,7 @@ def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_doe
     assert record["parameters"] == Params.from_dict(expected).to_dict()
 
 
-def tested_line_holds(line: dict) -> bool:
+def interval_and_p_hold(line: dict) -> bool:
     """A tested comparison's interval holds its difference and its p lies in [0, 1]; a secondary one's adjusted p is
     at least its own (the primary is tested alone, a line within another task's finding has no adjusted p)."""
     inside = line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= 1
@@ -117,7 +117,7 @@ def test_study_report_has_every_table_and_figure(reports):
     assert suite["groups"]["headline tasks"] == ["biosses-all", "biosses-test", "rqe-test"]  # 16 dev pairs left out
     lines = [line for line in suite["lines"] if line["baseline"]]
     assert len(lines) == 3 * len(record["parameters"]["suite"])
-    assert all(tested_line_holds(line) for line in lines if not line.get("reason"))
+    assert all(interval_and_p_hold(line) for line in lines if not line.get("reason"))
     assert "Which differences are real" in page and "vs SimCSE (dropout views): " in page
     table = (run / "results_table.txt").read_text(encoding="utf-8")
     assert "Evaluation suite, headline tasks" in table and "family interval" in table and "p adjusted" in table
@@ -310,7 +310,7 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     lines = [line for line in suite["lines"] if line["baseline"]]
     assert len(lines) == 5 * len(record["parameters"]["suite"])
     tested = [line for line in lines if not line.get("reason")]
-    assert tested and all(tested_line_holds(line) for line in tested)
+    assert tested and all(interval_and_p_hold(line) for line in tested)
     comparison = record["headline"]["comparison"]
     assert "MED-SE (SimCSE + entity-definition loss) − SimCSE: " in comparison
     tables = record["tables"]  # the results table is the study's own, the suite's tables come beside it
