@@ -36,11 +36,7 @@ def pilots(notebook: str, run: str, model: str | None, reports: Path) -> list[Pa
     mine = [p for p in snapshots if p.name.split(".")[0] == run]
 
     def same_model(path: Path) -> bool:
-        record = path.parent / f"{path.name.split('.')[0]}.json"
-        try:
-            return json.loads(record.read_text(encoding="utf-8"))["parameters"].get("model") == model
-        except (OSError, ValueError, KeyError):
-            return False
+        return pilot_model(path) == model
 
     others = [p for p in snapshots if p not in mine]
     return [*own, *mine, *[p for p in others if same_model(p)], *[p for p in others if not same_model(p)]]
