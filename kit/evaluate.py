@@ -28,7 +28,7 @@ from kit.evaluation.families import CORRECTIONS
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
 from kit.evaluation.task import Task
-from kit.evaluation.tasks import GROUPS, TASKS, select
+from kit.evaluation.tasks import GROUPS, NAMED_ONLY, TASKS, select
 from kit.paths import REPORTS, shown
 from kit.report.evaluation_page import legend, render_html, text_table, title
 from kit.report.mteb_results import write_mteb_results
@@ -92,7 +92,7 @@ def parser() -> Parser:
         default=["all"],
         help=f"task names or groups ({', '.join(GROUPS)}), or MTEB tasks as mteb:NAME (mteb:NAME/SUBSET), where the "
         f"hub or the Hugging Face datasets cache has their data; commas join names; tasks: {', '.join(TASKS)} "
-        "(default: all)",
+        f"(in no group, scored only when named: {', '.join(NAMED_ONLY) or 'none'}) (default: all)",
     )
     ap.add_argument(
         "--out",

@@ -2,9 +2,9 @@
 precision over the pairs (MTEB's PairClassification main score, cosine AP; scikit-learn's
 ``average_precision_score``). AP is not a mean over pairs, so the bootstrap draws pairs and recomputes it.
 
-Tasks: RQE (does a consumer question entail an FAQ?) on its MEDIQA 2019 test (230 pairs) and its AMIA 2016
-test used as validation (302); cMedQQ (same intent?) dev (1,793), test (1,935) and the test pairs that
-share no question with dev (1,280).
+Tasks: RQE (does a consumer question entail an FAQ?) on its MEDIQA 2019 test (230 pairs), its AMIA 2016
+test used as validation (302) and, optional (scored only when named), its train split (8,587); cMedQQ (same
+intent?) dev (1,793), test (1,935) and the test pairs that share no question with dev (1,280).
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ def _cmedqq_test_without_dev_questions():
     return [first[i] for i in keep], [second[i] for i in keep], labels[keep]
 
 
-# Study 2 trains on the RQE train split only; study 1 (zh) pretrains on cMedQQ train sentences (dev and test
-# sentences removed) and selects its checkpoints on cMedQQ dev pairs.
+# Study 2 trains on the RQE train split only (a seeded sample of its pairs; their texts are its silver pool); study 1
+# (zh) pretrains on cMedQQ train sentences (dev and test sentences removed) and selects its checkpoints on cMedQQ dev
+# pairs.
 RQE_TEST = TASKS.add(
     PairClassificationTask(
         name="rqe-test",
@@ -73,6 +74,19 @@ RQE_VALIDATION = TASKS.add(
         split="validation_amia2016_test (302 pairs)",
         positive="label 'true': the FAQ's answer answers the consumer question",
         load=lambda: _rqe("validation_amia2016_test"),
+    )
+)
+RQE_TRAIN = TASKS.add(
+    PairClassificationTask(
+        name="rqe-train",
+        description="RQE training pairs: each consumer health question against its own FAQ-style summary (true) "
+        "or another question's (false); large (8,587 pairs), so in no group: scored only when named",
+        dataset=RQE,
+        split="train (8,587 pairs: the file's 8,588 less pid 5860, whose FAQ is empty)",
+        positive="label 'true': the FAQ's answer answers the consumer question",
+        load=lambda: _rqe("train"),
+        seen_by=("augmented_sbert",),
+        optional=True,
     )
 )
 

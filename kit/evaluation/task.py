@@ -28,7 +28,9 @@ from kit.registry import Registry
 class Task:
     """A declared task. ``split`` says which part of ``dataset`` the items are, in words the loader
     honours; ``load()`` reads them (through the ``kit.data`` loaders, so the data is found as everywhere
-    else). ``seen_by``: the studies (notebook names) that train on this data."""
+    else). ``seen_by``: the studies (notebook names) that train on this data. ``optional``: a task too large for
+    the default suite, left out of every group (``all``, ``en``, its type: ``kit.evaluation.tasks.GROUPS``) and
+    scored only when named."""
 
     name: str
     description: str
@@ -38,6 +40,7 @@ class Task:
     load: Callable[[], Any] = field(compare=False, repr=False)
     seen_by: tuple[str, ...] = ()
     language: str = "en"
+    optional: bool = False
 
     type: ClassVar[str] = ""
     metrics: ClassVar[tuple[str, ...]] = ()  # the main metric first

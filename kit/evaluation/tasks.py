@@ -1,5 +1,6 @@
 """The evaluation suite: every declared task (the ``TASKS`` registry, filled by the task types' modules, in
-suite order) and the groups the command line accepts."""
+suite order) and the groups the command line accepts. An optional task (``Task.optional``: too large for the
+default suite) is in no group: ``NAMED_ONLY``, scored only when named."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ from collections.abc import Iterable
 from kit.evaluation import pair_classification, probes, retrieval, sts  # noqa: F401  (importing registers their tasks)
 from kit.evaluation.task import TASKS, TYPES, Task
 
+NAMED_ONLY: tuple[str, ...] = tuple(name for name in TASKS if TASKS[name].optional)
+"""The optional tasks: in no group, scored only when named."""
+_GROUPED = [name for name in TASKS if name not in NAMED_ONLY]
 GROUPS: dict[str, tuple[str, ...]] = {
-    "all": tuple(TASKS),
-    "en": tuple(name for name in TASKS if TASKS[name].language == "en"),
-    "zh": tuple(name for name in TASKS if TASKS[name].language == "zh"),
-    **{kind: tuple(name for name in TASKS if TASKS[name].type == kind) for kind in TYPES},
+    "all": tuple(_GROUPED),
+    "en": tuple(name for name in _GROUPED if TASKS[name].language == "en"),
+    "zh": tuple(name for name in _GROUPED if TASKS[name].language == "zh"),
+    **{kind: tuple(name for name in _GROUPED if TASKS[name].type == kind) for kind in TYPES},
 }
 
 
 def select(names: Iterable[str] | None = None) -> list[Task]:
-    """Tasks by name or group (``all``, ``en``, ``zh`` or a task type: ``GROUPS``), in
-    suite order and without repeats; None: every task. An unknown name raises ``KeyError`` listing the choices."""
+    """Tasks by name or group (``all``, ``en``, ``zh`` or a task type: ``GROUPS``), in suite order and without
+    repeats; None: ``all``, every task but the optional ones (``NAMED_ONLY``). An unknown name raises ``KeyError``
+    listing the choices."""
     chosen: set[str] = set()
     for name in names or ["all"]:
         if name in GROUPS:

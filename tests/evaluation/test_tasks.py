@@ -2,17 +2,19 @@
 that a copy of a model whose embeddings are shuffled across items is significantly worse."""
 
 import json
+import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
 
-from kit.data import BIOSSES, DATASETS, RQE, STSPairs
+from kit.data import BIOSSES, DATASETS, RQE, STSPairs, resolve
 from kit.evaluation.inference import paired_comparison
 from kit.evaluation.pair_classification import PairClassificationTask
 from kit.evaluation.retrieval import RetrievalTask
 from kit.evaluation.sts import STSTask, cosine_spearman
 from kit.evaluation.suite import score_task
-from kit.evaluation.tasks import GROUPS, TASKS, TYPES, select, split_seen
+from kit.evaluation.tasks import GROUPS, NAMED_ONLY, TASKS, TYPES, select, split_seen
 from kit.paths import PROJECT_ROOT
 
 # The item counts the issue names (retrieval: queries; their candidate pools, distinct targets, in brackets).
@@ -25,6 +27,7 @@ ITEMS = {
     "doid-name-definition": 9_962,
     "rqe-test": 230,
     "rqe-validation": 302,
+    "rqe-train": 8_587,  # the file's 8,588 train pairs less pid 5860 (empty FAQ); optional: in no group
     "cmedqq-dev": 1_793,
     "cmedqq-test": 1_935,
     "cmedqq-test-unseen": 1_280,
@@ -40,6 +43,7 @@ def test_the_suite_declares_the_tasks_of_the_issue():
     assert set(TASKS) == set(ITEMS)
 
 
+@pytest.mark.filterwarnings("ignore:.*dropped 1 train pair:UserWarning")  # rqe-train: pid 5860, tested below
 @pytest.mark.parametrize("name", list(TASKS))
 def test_each_declaration_is_complete_and_loads_its_items(name):
     task = TASKS[name]
@@ -73,12 +77,77 @@ def test_the_unseen_cmedqq_test_pairs_share_no_question_with_dev():
 
 def test_select_takes_names_and_groups_in_suite_order():
     assert [t.name for t in select(["rqe-test", "biosses-all", "rqe-test"])] == ["biosses-all", "rqe-test"]
-    assert {t.language for t in select(["en"])} == {"en"} and len(select()) == len(TASKS)
+    assert {t.language for t in select(["en"])} == {"en"} and len(select()) == len(TASKS) - len(NAMED_ONLY)
     probes = {"cmedqq-probe", "cmedic-probe", "cmedqa-probe", "cmedtc-probe"}
     assert set(GROUPS["zh"]) == {"cmedqq-dev", "cmedqq-test", "cmedqq-test-unseen", *probes}
     assert set(GROUPS["probe"]) == probes
     with pytest.raises(KeyError, match="unknown task 'nope'"):
         select(["nope"])
+
+
+def _rqe_file_rows(split: str) -> list[dict]:
+    """The RQE file's rows of ``split``, read here with json, not with the kit's loader."""
+    with open(resolve(RQE), encoding="utf-8") as f:
+        return [row for row in map(json.loads, f) if row["split"] == split]
+
+
+@pytest.fixture(scope="module")
+def rqe_train():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the loader's dropped empty pair (pid 5860), tested below
+        task = TASKS["rqe-train"]
+        task.pairs()
+    return task
+
+
+def test_rqe_train_holds_the_files_train_pairs_with_their_labels(rqe_train):
+    rows = _rqe_file_rows("train")
+    assert len(rows) == 8_588
+    kept = [r for r in rows if r["chq"].strip() and r["faq"].strip()]
+    assert [r["pid"] for r in rows if r not in kept] == ["5860"]
+    first, second, labels = rqe_train.data
+    assert rqe_train.items == len(kept) == 8_587 and f"{rqe_train.items:,} pairs" in rqe_train.split
+    assert list(zip(first, second)) == [(r["chq"].strip(), r["faq"].strip()) for r in kept]
+    assert Counter(np.where(labels, "true", "false")) == Counter(r["label"] for r in kept)
+    assert [bool(x) for x in labels] == [r["label"] == "true" for r in kept]
+
+
+def test_rqe_train_shares_no_pair_with_rqe_test_or_validation(rqe_train):
+    train = {frozenset(pair) for pair in rqe_train.item_texts()}
+    for name in ("rqe-test", "rqe-validation"):
+        other = {frozenset(pair) for pair in TASKS[name].item_texts()}
+        assert other and not train & other, name
+
+
+def test_rqe_train_is_listed_and_scored_only_when_named(rqe_train):
+    from kit.docs import tasks_block
+    from kit.evaluate import parser, tasks_named
+
+    assert NAMED_ONLY == ("rqe-train",) and rqe_train.optional
+    assert all("rqe-train" not in members for members in GROUPS.values())
+    assert "rqe-train" not in [t.name for t in tasks_named(["all"]) + tasks_named(["en"])]
+    assert [t.name for t in tasks_named(["en,rqe-train"])][-1] == "rqe-train"
+    help_text = "".join(parser().format_help().split())  # argparse wraps lines at hyphens
+    assert "scoredonlywhennamed:rqe-train)" in help_text
+    (row,) = [line for line in tasks_block().splitlines() if line.startswith("| `rqe-train` |")]
+    assert "| 8,587 |" in row and rqe_train.description in row and "large" in rqe_train.description
+    assert row.endswith("| augmented_sbert |")
+
+
+def test_rqe_train_is_seen_by_study_2_which_trains_on_its_pairs(rqe_train, tmp_path):
+    from kit.studies.augmented_sbert.params import AugSBERTParams
+    from kit.studies.augmented_sbert.study import Study
+
+    assert rqe_train.seen_by == ("augmented_sbert",)
+    headline, seen = split_seen(select(["pair_classification", "rqe-train"]), "augmented_sbert")
+    assert [t.name for t in seen] == ["rqe-train"] and "rqe-test" in {t.name for t in headline}
+    params = AugSBERTParams.from_dict({"model": "tiny-random-bert", "benchmarks": ["rqe"], "nli_train_size": None})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        (split,) = Study(params, tmp_path).splits("rqe")
+    items = set(rqe_train.item_texts())
+    assert set(split.train) == items and not set(split.test) & items  # all of it with every pair; tested on rqe-test
+    assert set(split.test) == set(TASKS["rqe-test"].item_texts()) and not TASKS["rqe-test"].seen("augmented_sbert")
 
 
 # Fixed embeddings for toy tasks of each type: texts that belong together get nearby vectors.
