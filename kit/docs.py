@@ -31,7 +31,7 @@ from pathlib import Path
 from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.evaluation.inference import format_p
-from kit.evaluation.rows import Evidence, recomputed
+from kit.evaluation.rows import Evidence, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
 from kit.report.index import comparison_name, corrected_families, findings, headline_comparisons, primary_line
 from kit.report.tables import column_title, duration, number, signed_interval, table_records
@@ -139,12 +139,14 @@ def recompute(snapshot: Path) -> dict:
     again from its evidence (``kit.evaluation.rows.recomputed``); ValueError naming the file when evidence is
     missing or damaged."""
     record = json.loads(Path(snapshot).read_text(encoding="utf-8"))
-    for key in families_of(record):
+    premise = None  # the family holding the positive control first: a control that does not pass withholds the rest
+    for key in sorted(families_of(record), key=lambda k: not record["metrics"][k].get("control")):
         path = Path(snapshot).with_name(f"{Path(snapshot).stem}.{key}.npz")
         if not path.is_file():
             raise ValueError(f"{path}: no evidence for the family '{key}' of {snapshot} (snapshot its report again)")
         old = record["metrics"][key]
-        new, tables = recomputed(Evidence.load(path), old)
+        new, tables = recomputed(Evidence.load(path), old, None if old.get("control") else premise)
+        premise = premise or withheld_by(new)
         prefix = f"{old.get('title', 'Evaluation suite')}, "
         record["tables"] = {
             **{t: rows for t, rows in record.get("tables", {}).items() if not t.startswith(prefix)},
@@ -154,6 +156,9 @@ def recompute(snapshot: Path) -> dict:
     texts = [f["primary_text"] for f in corrected_families(record) if f.get("primary_text")]
     if texts:
         record["headline"]["comparison"] = texts[0]
+    controls = [f["control"]["text"] for f in corrected_families(record) if f.get("control")]
+    if controls:
+        record["headline"]["control"] = controls[0]
     return record
 
 
@@ -242,6 +247,8 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
                 for part in (f"### {title}", "", markdown_table(rows))
             ]
             continue
+        if head.get("control"):
+            out += [f"**{head['control']}**", ""]
         primaries = [f["primary_text"] for f in corrected_families(record) if f.get("primary_text")]
         if primaries:
             out += [f"**{primaries[0]}**", ""]
@@ -331,7 +338,7 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
         if withdrawn(record):
             out.append(f"- [`{run}`](../results.md): {head.get('name')}. {WITHDRAWN}")
             continue
-        text = f"{head.get('comparison') or head.get('name')} {_power(record)}".strip()
+        text = f"{head.get('control', '')} {head.get('comparison') or head.get('name')} {_power(record)}".strip()
         out.append(f"- [`{run}`](../results.md): {text}")
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -390,6 +397,8 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
             }
         )
     text = suite.get("primary_text") or "The run declares no primary comparison."
+    if record["headline"].get("control"):
+        text = f"{record['headline']['control']}**\n\n**{text}"
     summary = findings({"metrics": {"suite": suite}}, shown=len(rows)) or "it compares nothing"
     return (
         f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)}\n\n"

@@ -158,6 +158,22 @@ class Study(Protocol):
     def run_label(self, *args) -> str: ...
 
 
+TRAINING_FREE_POOLERS = {
+    "cls": ("cls_before_pooler", "[CLS]"),
+    "mean": ("mean", "mean"),
+    "first_last_avg": ("first_last_avg", "first-last average"),
+}
+"""The start's training-free poolings a positive control tries (row name: the pooler and its words)."""
+CONTROL_ROWS = [f"{name}{'_whitening' * w}" for name in TRAINING_FREE_POOLERS for w in (False, True)]
+"""Studies 1 and 4's training-free rows (each pooling with and without BERT-whitening) that SimCSE must beat: the
+positive control's candidates (``StudyBase.training_free_control``), added to any table that trains SimCSE."""
+
+
+def with_control_rows(rows: Sequence[str], base: str = "simcse") -> list[str]:
+    """``rows``, and when they train ``base`` the positive control's candidates (``CONTROL_ROWS``) not listed."""
+    return [*rows, *(r for r in CONTROL_ROWS if base in rows and r not in rows)]
+
+
 HEADLINE_TASKS = {"spearman_all": "biosses-all", "spearman_test": "biosses-test"}
 """The suite task with the items of each BIOSSES headline column (studies 1 in English and 4)."""
 
@@ -426,12 +442,15 @@ class StudyBase:
         return primary
 
     def comparisons(self, rows: Iterable[str]) -> list[tuple[str, str]]:
-        """The (row, baseline) pairs among ``rows`` that a report compares: each row with ``baseline_of`` it, the
-        ``compare`` parameter's pairs and the primary's; a pair compared already, in either order, once (the
-        primary's in its declared order)."""
+        """The (row, baseline) pairs among ``rows`` that a report compares: the positive control's and the primary's,
+        each row with ``baseline_of`` it and the ``compare`` parameter's pairs; a pair compared already, in either
+        order, once (the control's and the primary's in their declared order)."""
         rows = list(rows)
-        primary = self.primary()
-        pairs = [(primary.row, primary.baseline)] if primary and {primary.row, primary.baseline} <= set(rows) else []
+        pairs = [
+            (declared.row, declared.baseline)
+            for declared in (self.control(), self.primary())
+            if declared and {declared.row, declared.baseline} <= set(rows)
+        ]
         pairs += [(row, self.baseline_of(row)) for row in rows if self.baseline_of(row)]
         pairs += [(a, b) for a, b in self.p.comparisons() if a in rows and b in rows]
         out: dict[frozenset[str], tuple[str, str]] = {}
@@ -477,7 +496,42 @@ class StudyBase:
             correction=self.p.correction,
             paper_effect=self.paper_effect(),
             primary=self.primary(),
+            **self.control_of(tasks),
         )
+
+    def control_of(self, tasks: Sequence[Task]) -> dict:
+        """A report's positive control: the study's ``control()`` when its task is among ``tasks``; else, when that
+        control did not pass in the report that holds it (``control_report``), its sentences as ``premise``."""
+        control = self.control()
+        if control is None:
+            return {}
+        if control.task in {t.name for t in tasks}:
+            return {"control": control}
+        return {"premise": self.control_report().withheld()}
+
+    def control(self) -> suite_rows.Control | None:
+        """The study's positive control (``kit.evaluation.rows.Control``): the premise its method comparisons rest
+        on, tested before them. None: this run cannot form one (its rows lack the base method)."""
+        return None
+
+    def training_free_control(self, base: str, candidates: Sequence[str], task: str) -> suite_rows.Control:
+        """Studies 1 and 4's positive control: ``base`` (SimCSE) against the best of the start's training-free rows
+        ``candidates`` (each pooler with and without whitening) on the selection data (each row's ``selection``
+        metric, read from its run), compared on ``task``. A tie goes to the candidate listed first."""
+        scores = {row: 100 * self.run(row, self.row_seeds()[row][0])["metrics"]["selection"] for row in candidates}
+        best = max(scores, key=lambda row: scores[row])
+        shown = ", ".join(f"{row} {score:.1f}" for row, score in scores.items())
+        return suite_rows.Control(
+            base,
+            best,
+            task,
+            f"{self.row_label(base)} beats the start's best training-free embedding",
+            f"best of {len(scores)} training-free embeddings on the selection data, x100: {shown}",
+        )
+
+    def control_report(self) -> suite_rows.SuiteReport:
+        """The report that holds the positive control (the suite's; QFCL's is its ROUGE report)."""
+        return self.suite_report()
 
     def paper_effect(self) -> suite_rows.PaperEffect | None:
         """What the study's paper claims for its main comparison (None: no claim on these tasks)."""
@@ -513,6 +567,9 @@ class StudyBase:
         for key, value in metrics.items():
             if isinstance(value, suite_rows.SuiteReport):
                 value.evidence.save(self.report_dir / EVIDENCE / f"{key}.npz")
+        controls = [v.control_text() for v in metrics.values() if isinstance(v, suite_rows.SuiteReport)]
+        if any(controls):
+            headline = {**headline, "control": next(text for text in controls if text)}
         metrics = {k: v.record() if isinstance(v, suite_rows.SuiteReport) else v for k, v in metrics.items()}
         path = record.write(
             metrics=metrics,

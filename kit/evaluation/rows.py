@@ -287,13 +287,22 @@ def compare(evidence: Evidence, scale: float = 100.0, confidence: float = 0.95) 
 
 
 @dataclass(frozen=True)
-class Primary:
-    """A run file's one primary comparison, ``row`` - ``baseline`` on ``task``, tested alone at alpha; ``effect``
-    (main metric x100) is the difference it is sized to detect (None: none declared)."""
+class Declared:
+    """A comparison declared before the run, ``row`` - ``baseline`` on ``task``, tested alone at alpha."""
 
     row: str
     baseline: str
     task: str
+
+    def is_line(self, line) -> bool:
+        return (line.row, line.baseline, line.task) == (self.row, self.baseline, self.task)
+
+
+@dataclass(frozen=True)
+class Primary(Declared):
+    """A run file's one primary comparison, ``row`` - ``baseline`` on ``task``, tested alone at alpha; ``effect``
+    (main metric x100) is the difference it is sized to detect (None: none declared)."""
+
     effect: float | None = None
 
     @classmethod
@@ -309,8 +318,74 @@ class Primary:
     def __str__(self) -> str:
         return f"{self.row} - {self.baseline} on {self.task}"
 
-    def is_line(self, line) -> bool:
-        return (line.row, line.baseline, line.task) == (self.row, self.baseline, self.task)
+
+@dataclass(frozen=True)
+class Control(Declared):
+    """A study's positive control: ``row`` - ``baseline`` on ``task``, tested alone at alpha, must be better (its
+    interval above zero) before any method comparison of the run is a finding. ``premise``: what it shows, in words
+    (the base method beats the start's best training-free embedding); ``chosen``: how the baseline was chosen;
+    ``vetoes``: checks beside the comparison that failed (a baseline collapsed to one output), one sentence each."""
+
+    premise: str = ""
+    chosen: str = ""
+    vetoes: tuple[str, ...] = ()
+
+    def record(self) -> dict:
+        return {**asdict(self), "vetoes": list(self.vetoes)}
+
+    @classmethod
+    def from_record(cls, record: dict) -> Control:
+        keys = ("row", "baseline", "task", "premise", "chosen")
+        return cls(**{k: record[k] for k in keys}, vetoes=tuple(record.get("vetoes", ())))
+
+
+OUTCOMES = ("passes", "fails", "not shown", "not tested")
+"""A positive control's outcome: better at alpha (and no veto); worse at alpha or vetoed; neither; untestable."""
+
+
+def control_outcome(compared: pd.DataFrame, control: Control) -> tuple[str, object]:
+    """The control's outcome (``OUTCOMES``) and its comparison line (None when ``compared`` lacks it)."""
+    line = next((x for x in compared_lines(compared).itertuples() if control.is_line(x)), None)
+    if control.vetoes:
+        return "fails", line
+    if line is None or line.reason:
+        return "not tested", line
+    if line.significant and line.high < 0:
+        return "fails", line
+    return ("passes" if line.significant and line.low > 0 else "not shown"), line
+
+
+def control_summary(compared: pd.DataFrame, control: Control, digits: int = 1) -> str:
+    """The control in sentences: the comparison with its interval at alpha, its outcome, and what it means for the
+    run's comparisons (findings only when it passes)."""
+    outcome, line = control_outcome(compared, control)
+    names = dict(zip(compared.row, compared.method))
+    head = f"Positive control ({control.premise}): {names.get(control.row, control.row)} − " + (
+        f"{names.get(control.baseline, control.baseline)}"
+        + (f" ({control.chosen})" if control.chosen else "")
+        + f" on {control.task}"
+    )
+    if line is None:
+        result = ": not in this report's evidence"
+    elif line.reason:
+        result = f": {_signed(line.difference, digits)}, not tested ({line.reason})"
+    else:
+        p = format_p(line.p)
+        result = (
+            f": {_interval(line.difference, line.low, line.high, digits)}, p {p if p.startswith('<') else '= ' + p}"
+        )
+    vetoes = "".join(f" {v}" for v in control.vetoes)
+    if outcome == "passes":
+        return f"{head}{result}: passes. The method comparisons below rest on it."
+    why = {
+        "fails": "fails",
+        "not shown": "not shown (the interval reaches zero)",
+        "not tested": "not tested",
+    }[outcome]
+    return (
+        f"{head}{result}: {why}.{vetoes} This setting cannot test the paper's claim: the premise does not hold "
+        "here, so no method comparison below is a finding (they are shown, labelled as such)."
+    )
 
 
 # ---- families and verdicts -------------------------------------------------------------------------------------
@@ -318,9 +393,10 @@ class Primary:
 FAMILY_COLUMNS = ("p_adjusted", "family_low", "family_high", "family_confidence", "family_size", "family_detectable")
 """What ``families`` adds to every comparison line: its result within its family (nan on other lines)."""
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
-ROLES = ("primary", "secondary", "within", "not tested")
-"""A comparison line's role: the run file's primary (tested alone), a member of its group's family, a comparison
-on a task within another task of the family (reported, not a second finding), or not tested (``reason``)."""
+ROLES = ("control", "primary", "secondary", "within", "aside", "not tested")
+"""A comparison line's role: the study's positive control (tested alone), the run file's primary (tested alone), a
+member of its group's family, a comparison on a task within another task of the family (reported, not a second
+finding), the control's pair on another task (reported, not tested), or not tested (``reason``)."""
 
 
 def compared_lines(compared: pd.DataFrame) -> pd.DataFrame:
@@ -334,10 +410,11 @@ def families(
     primary: Primary | None,
     correction: str,
     confidence: float = 0.95,
+    control: Control | None = None,
 ) -> pd.DataFrame:
     """``compared`` with every comparison line's ``role`` (``ROLES``), its result within its family
-    (``FAMILY_COLUMNS``) and its verdict ``significant``: the primary alone at alpha, each group's secondary
-    comparisons (``groups``: group -> task names) one family corrected by ``correction``."""
+    (``FAMILY_COLUMNS``) and its verdict ``significant``: the control and the primary each alone at alpha, each
+    group's secondary comparisons (``groups``: group -> task names) one family corrected by ``correction``."""
     compared = compared.copy()
     for column in FAMILY_COLUMNS:
         compared[column] = np.nan
@@ -350,7 +427,11 @@ def families(
     pairs = set(zip(lines.task, lines.row, lines.baseline))
     role = {}
     for index, line in lines.iterrows():
-        if primary is not None and primary.is_line(line):
+        if control is not None and control.is_line(line):
+            role[index] = "control"
+        elif control is not None and (line.row, line.baseline) == (control.row, control.baseline):
+            role[index] = "aside"
+        elif primary is not None and primary.is_line(line):
             role[index] = "primary"
         elif not line.comparison.tested:
             role[index] = "not tested"
@@ -363,18 +444,25 @@ def families(
         else:
             role[index] = "secondary"
     compared.loc[list(role), "role"] = pd.Series(role)
-    members = [[i for i in role if role[i] == "primary"]]
+    members = [[i for i in role if role[i] == alone] for alone in ("control", "primary")]
     members += [
         [i for i in role if role[i] == "secondary" and compared.at[i, "task"] in names] for names in groups.values()
     ]
     for family in members:
         if not family:
             continue
-        how = "none" if role[family[0]] == "primary" else correction
+        how = "none" if role[family[0]] in ("control", "primary") else correction
         for index, a in zip(family, correct(list(compared.loc[family, "comparison"]), how, confidence)):
             compared.loc[index, list(FAMILY_COLUMNS)] = a.p, a.low, a.high, a.confidence, a.size, a.detectable
             compared.at[index, "significant"] = a.significant
     return compared
+
+
+def mark_findings(compared: pd.DataFrame, withheld: bool) -> pd.DataFrame:
+    """``compared`` with ``finding``: a primary or secondary comparison significant at its family's level, when the
+    run's positive control passed (``withheld``: it did not, and no comparison is a finding)."""
+    role = compared.role if "role" in compared else pd.Series(None, index=compared.index)
+    return compared.assign(finding=compared.significant & role.isin(["primary", "secondary"]) & (not withheld))
 
 
 def _interval(estimate: float, low: float, high: float, digits: int) -> str:
@@ -391,10 +479,14 @@ def _bounds(low: float, high: float, digits: int) -> str:
 
 def _test(line, correction: str) -> str:
     """The table's ``test`` cell: how the comparison was tested."""
+    if line.role == "control":
+        return "positive control, alone" if not line.reason else "positive control, not tested"
     if line.role == "primary":
         return "primary, alone" if not line.reason else "primary, not tested"
     if line.role == "within":
         return f"within {line.within}"
+    if line.role == "aside":
+        return "control's pair, not tested"
     if line.role == "not tested":
         if "same outputs" in line.reason:
             return "identical outputs"
@@ -412,7 +504,7 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
     rows = []
     for line in compared.itertuples():
         has = isinstance(line.baseline, str)
-        tested = has and line.role in ("primary", "secondary") and not line.reason
+        tested = has and line.role in ("control", "primary", "secondary") and not line.reason
         row = {
             "task": line.task,
             "method": line.method,
@@ -435,7 +527,8 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
             row["p"] = format_p(line.p)
         if tested:
             row["family interval"] = _interval(line.difference, line.family_low, line.family_high, digits)
-            row["p adjusted"] = format_p(line.p_adjusted) + (" *" if line.significant else "")
+            star = line.significant if line.role == "control" else getattr(line, "finding", line.significant)
+            row["p adjusted"] = format_p(line.p_adjusted) + (" *" if star else "")
             row["resolves"] = f"{line.family_detectable:.{digits}f}"
         rows.append(row)
     return pd.DataFrame(rows).set_index(["task", "method"])
@@ -452,6 +545,8 @@ def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 
     alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
     if line.role == "within":
         return f"{head}: {alone}: its items lie within `{line.within}`, whose comparison is the finding"
+    if line.role == "aside":
+        return f"{head}: {alone}: the positive control's pair on another task, reported and not tested"
     family = ""
     if line.role == "secondary" and correction != "none" and line.family_size > 1:
         q = format_p(line.p_adjusted)
@@ -462,6 +557,8 @@ def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 
         )
     side = "better" if line.low > 0 else "worse"
     verdict = f"{side}, significant" if line.significant else "not significant"
+    if line.significant and line.role != "control" and not getattr(line, "finding", True):
+        verdict = f"{side} at its level, not a finding (the positive control did not pass)"
     if line.significant and correction == "holm" and line.family_low <= 0 <= line.family_high:
         verdict += (
             " (Holm's step-down rejects where Bonferroni's family interval, which does not step down, reaches zero)"
@@ -481,7 +578,7 @@ def verdicts(compared: pd.DataFrame, task: str, digits: int = 1, correction: str
     """One sentence per comparison on ``task`` (the primary first), from its role and adjusted result."""
     lines = compared_lines(compared[compared.task == task])
     names = dict(zip(compared.row, compared.method))
-    order = sorted(lines.itertuples(), key=lambda line: line.role != "primary")
+    order = sorted(lines.itertuples(), key=lambda line: ROLES.index(line.role) if line.role in ROLES else len(ROLES))
     return [verdict_line(line, names, correction, digits) for line in order]
 
 
@@ -495,18 +592,21 @@ class PaperEffect:
     claim: str
 
 
-def primary_summary(compared: pd.DataFrame, primary: Primary | None, digits: int = 1) -> str:
+def primary_summary(compared: pd.DataFrame, primary: Primary | None, digits: int = 1, withheld: bool = False) -> str:
     """The primary comparison of ``compared`` in sentences: its result at alpha; for a null, the largest gain its
     interval rules out (the upper end) and, when its design lacks the power for the effect it was declared for, that
     it is inconclusive; then what the design resolves, the seeds (and items) the effect needs
     (``kit.evaluation.design``), and whether the effect would carry the baseline past the scale's maximum. '' when
-    ``compared`` does not hold the primary."""
+    ``compared`` does not hold the primary. ``withheld``: the positive control did not pass, so the primary is
+    reported, not a finding."""
     lines = compared_lines(compared)
     line = next((x for x in lines.itertuples() if primary is not None and primary.is_line(x)), None)
     if line is None:
         return ""
     names = dict(zip(compared.row, compared.method))
     head = f"Primary comparison ({primary}): {line.method} − {names[line.baseline]}"
+    if withheld:
+        head = f"Not a finding, as the positive control did not pass. {head}"
     if line.reason:
         return f"{head}: not tested ({line.reason})."
     variance, alpha = Variance.from_record(line.variance), 1 - line.family_confidence
@@ -537,8 +637,10 @@ class SuiteReport:
     items that share a text with the data the checkpoints were selected on (``selection_texts``, described by
     ``selected_on``) were left out of their task, and a task whose every item does is reported apart. The run file's
     ``primary`` comparison is tested alone, the secondary comparisons of each group are a family corrected by
-    ``correction`` (``families``); the verdicts follow the adjusted results. ``paper_effect``: what the study's
-    paper claims. ``title`` heads its tables."""
+    ``correction`` (``families``); the verdicts follow the adjusted results. ``control``: the study's positive
+    control, tested alone before the rest; unless it passes, no comparison is a finding. ``premise``: the sentences
+    of a control that did not pass in another report of the same run (which withholds this one's findings too).
+    ``paper_effect``: what the study's paper claims. ``title`` heads its tables."""
 
     evidence: Evidence
     tasks: Sequence[Task]
@@ -550,13 +652,32 @@ class SuiteReport:
     confidence: float = 0.95
     paper_effect: PaperEffect | None = None
     primary: Primary | None = None
+    control: Control | None = None
+    premise: str | None = None
     compared: pd.DataFrame = field(init=False)
 
     def __post_init__(self):
-        if self.primary is not None and self.primary.task not in {t.name for t in self.evidence.tasks}:
+        names = {t.name for t in self.evidence.tasks}
+        if self.primary is not None and self.primary.task not in names:
             self.primary = None  # the primary is another report's (QFCL's ROUGE, say)
+        if self.control is not None and self.control.task not in names:
+            self.control = None  # the control is another report's: its outcome comes as ``premise``
         lines = compare(self.evidence, confidence=self.confidence)
-        self.compared = families(lines, self.group_names(), self.primary, self.correction, self.confidence)
+        self.compared = families(
+            lines, self.group_names(), self.primary, self.correction, self.confidence, self.control
+        )
+        self.compared = mark_findings(self.compared, self.withheld() is not None)
+
+    def control_text(self) -> str:
+        """The positive control's sentences (``control_summary``); '' when this report holds none."""
+        return control_summary(self.compared, self.control) if self.control else ""
+
+    def withheld(self) -> str | None:
+        """Why no comparison of this report is a finding: the sentences of its positive control, or of another
+        report's (``premise``), when that control did not pass; None when it passed or the run has none."""
+        if self.control is not None and control_outcome(self.compared, self.control)[0] != "passes":
+            return self.control_text()
+        return self.premise
 
     def shared_with_selection(self, task: Task) -> bool:
         """Every item of ``task`` shares a text with the selection data: nothing is left to report it on."""
@@ -588,7 +709,7 @@ class SuiteReport:
 
     def primary_text(self) -> str:
         """The primary's sentences (``primary_summary``); '' when this report holds no primary."""
-        return primary_summary(self.compared, self.primary)
+        return primary_summary(self.compared, self.primary, withheld=self.withheld() is not None)
 
     def about(self) -> str:
         """How to read the tables (Markdown): tasks, intervals, the primary, families, selection, what the design
@@ -622,6 +743,12 @@ class SuiteReport:
             if self.primary
             else " The run file declares no primary comparison (`primary`): every comparison is secondary."
         )
+        control = (
+            f" The positive control ({self.control}: {self.control.premise}) is tested alone at alpha before the rest; "
+            "unless its difference is positive and significant, no comparison is a finding (no `*`)."
+            if self.control
+            else ""
+        )
         return (
             f"Tasks: {described}. Scores x100 with 95% intervals over the task's items and the row's seeds; each "
             "comparison (column `vs`): the paired difference with its interval and p-value from one t test whose "
@@ -630,7 +757,7 @@ class SuiteReport:
             "(`kit.evaluation.inference`; its error rate is checked by simulation, `benchmarks/calibration.py`). "
             "A comparison of two rows with the same outputs on every item, or of a trained row with one seed, is "
             "reported and not tested; one on a task whose items lie within another's (`test` column: within) is part "
-            f"of that task's finding, not a second one.{primary}{family} Checkpoints were selected on "
+            f"of that task's finding, not a second one.{control}{primary}{family} Checkpoints were selected on "
             f"{self.selected_on}.{shared}{self.power()}"
         )
 
@@ -657,7 +784,7 @@ class SuiteReport:
         headline), as Markdown bullets; a task's comparisons are listed only when it has any."""
         headline = self.headline_tasks()
         caveat = "" if headline else " (no headline task: every task is the training or the selection data)"
-        blocks = [f"**{self.primary_text()}**"] if self.primary_text() else []
+        blocks = [f"**{text}**" for text in (self.control_text() or self.premise, self.primary_text()) if text]
         for task in headline or self.tasks:
             lines = [
                 line.replace("+", "\\+", 1) if line.startswith("+") else line
@@ -670,23 +797,19 @@ class SuiteReport:
 
     def comparison(self, row: str | None = None, task: str | None = None) -> str | None:
         """The primary's sentences when the report has one; else the verdict sentence of ``row`` on ``task``
-        (default: the headline task with the most items), or None when the row has no baseline there; the reports
-        index shows it."""
+        (default: the headline task with the most items) against its baseline (not the control's), or None when the
+        row has no baseline there; the reports index shows it."""
         if self.primary_text():
             return self.primary_text()
         if row is None:
             return None
         name = task or max(self.headline_tasks() or self.tasks, key=lambda t: t.items).name
-        method = self.compared[(self.compared.task == name) & (self.compared.row == row)].method
-        line = next(
-            (
-                v
-                for v in verdicts(self.compared, name, correction=self.correction)
-                if len(method) and v.startswith(f"{method.iloc[0]} vs ")
-            ),
-            None,
-        )
-        return f"{line} (on {name})" if line else None
+        lines = compared_lines(self.compared[(self.compared.task == name) & (self.compared.row == row)])
+        line = next((x for x in lines.itertuples() if x.role not in ("control", "aside")), None)
+        if line is None:
+            return None
+        names = dict(zip(self.compared.row, self.compared.method))
+        return f"{verdict_line(line, names, self.correction)} (on {name})"
 
     def record(self) -> dict:
         """Every line of ``compared`` (without the comparison objects), the primary and how the tasks were grouped,
@@ -701,7 +824,23 @@ class SuiteReport:
             selected_on=self.selected_on,
             paper_effect=asdict(self.paper_effect) if self.paper_effect else None,
             primary_text=self.primary_text() or None,
+            **control_record(self.compared, self.control, self.premise),
         )
+
+
+def control_record(compared: pd.DataFrame, control: Control | None, premise: str | None) -> dict:
+    """What a family's record keeps of the positive control: its declaration, outcome and sentences; or the
+    ``premise`` it took from another family (each None when absent)."""
+    return {
+        "control": None
+        if control is None
+        else {
+            **control.record(),
+            "outcome": control_outcome(compared, control)[0],
+            "text": control_summary(compared, control),
+        },
+        "premise": premise,
+    }
 
 
 def suite_record(
@@ -731,19 +870,43 @@ def group_tables(
     }
 
 
-def recomputed(evidence: Evidence, old: dict) -> tuple[dict, dict[str, pd.DataFrame]]:
+def recomputed(evidence: Evidence, old: dict, premise: str | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
     """A family's record (``SuiteReport.record``) computed again from its ``evidence`` under today's inference, with
-    what the run declared kept from the ``old`` record (groups, primary, correction, confidence, selection, paper
-    effect, title); and its tables (``group_tables``)."""
+    what the run declared kept from the ``old`` record (groups, primary, control, correction, confidence, selection,
+    paper effect, title); and its tables (``group_tables``). ``premise``: the sentences of another family's control
+    that did not pass, recomputed first (``withheld_by``)."""
     declared = old.get("primary")
     primary = (
         None
         if not declared
         else Primary(declared["row"], declared["baseline"], declared["task"], declared.get("effect"))
     )
+    control = Control.from_record(old["control"]) if old.get("control") else None
     confidence, correction, groups = old["confidence"], old["correction"], old["groups"]
-    compared = families(compare(evidence, confidence=confidence), groups, primary, correction, confidence)
-    text = primary_summary(compared, primary) or None
+    compared = families(compare(evidence, confidence=confidence), groups, primary, correction, confidence, control)
+    withheld = premise
+    if control is not None and control_outcome(compared, control)[0] != "passes":
+        withheld = control_summary(compared, control)
+    compared = mark_findings(compared, withheld is not None)
+    text = primary_summary(compared, primary, withheld=withheld is not None) or None
     keep = {k: old.get(k) for k in ("title", "selected_on", "paper_effect", "left_out") if k in old}
-    record = suite_record(compared, groups, primary, correction, confidence, **keep, primary_text=text)
+    record = suite_record(
+        compared,
+        groups,
+        primary,
+        correction,
+        confidence,
+        **keep,
+        primary_text=text,
+        **control_record(compared, control, premise),
+    )
     return record, group_tables(compared, groups, old.get("title", "Evaluation suite"), correction)
+
+
+def withheld_by(record: dict) -> str | None:
+    """A family record's reason to withhold findings: its control's sentences when the control did not pass, or the
+    premise it took from another family."""
+    control = record.get("control")
+    if control and control.get("outcome") != "passes":
+        return control.get("text")
+    return record.get("premise")

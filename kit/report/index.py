@@ -99,18 +99,44 @@ def primary_finding(record: dict) -> str:
     return ""
 
 
+def control_finding(record: dict) -> str:
+    """The run's positive control in one clause, from the family that holds it: ``positive control A − B on task:
+    -13.2 [-20.1, -6.3], fails``; '' when the run has none."""
+    for family in corrected_families(record):
+        control = family.get("control")
+        line = next((x for x in family.get("lines", []) if x.get("role") == "control"), None)
+        if not control:
+            continue
+        head = f"positive control {comparison_name(family, line) if line else control['row']} on {control['task']}"
+        if line is None or line.get("reason"):
+            return f"{head}: {control['outcome']}"
+        return f"{head}: {signed_interval(line['difference'], line['low'], line['high'])}, {control['outcome']}"
+    return ""
+
+
+def withheld(record: dict) -> bool:
+    """Whether a positive control of the run did not pass (no comparison of it is a finding)."""
+    families = corrected_families(record)
+    return any((f.get("control") or {}).get("outcome", "passes") != "passes" or f.get("premise") for f in families)
+
+
 def corrected_families(record: dict) -> list[dict]:
     """Every corrected family among a record's metrics (a ``SuiteReport.record()``: the suite's, QFCL's ROUGE)."""
     return [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
 
 
 def findings(record: dict, shown: int = 3) -> str:
-    """What a run's ``record`` finds: its primary comparison (``primary_finding``), then, of every corrected family
+    """What a run's ``record`` finds: its positive control (``control_finding``; when it did not pass, that no
+    comparison is a finding, and the primary's result, bracketed), its primary comparison (``primary_finding``), then,
+    of every corrected family
     among its metrics (the suite's, and any other of its shape, such as QFCL's ROUGE family), the secondary
     comparisons on its headline tasks that survive the family's correction, as ``A − B on task: difference [family
     interval]`` (the first ``shown``, then how many more), or how many were made and that none survives; empty when
     there is neither."""
-    primary = primary_finding(record)
+    control, primary = control_finding(record), primary_finding(record)
+    if withheld(record):
+        return f"{control}: so no comparison is a finding" + (f" ({primary})" if primary else "")
+    primary = f"{control}; {primary}" if control and primary else control or primary
     families = corrected_families(record)
     found, made, corrections, counted = [], 0, set(), 0
     for family in families:
@@ -169,8 +195,9 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
         head = r.get("headline", {})
         value = head.get("value")
         result = html.escape(str(head.get("name", ""))) + ("" if value is None else f": <b>{value:.2f}</b>")
-        if head.get("comparison"):
-            result += f"<div class='cmp'>{html.escape(head['comparison'])}</div>"
+        for key in ("control", "comparison"):
+            if head.get(key):
+                result += f"<div class='cmp'>{html.escape(head[key])}</div>"
         if found := findings(r):
             result += f"<div class='cmp'><b>Finds:</b> {html.escape(found)}</div>"
         thumb = ""

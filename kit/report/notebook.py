@@ -39,3 +39,14 @@ def start(notebook: str, params: Params, report_dir: str | Path | None = None) -
     if params.description:
         display(Markdown(f"**This run**: {params.description.strip()}"))
     return RunRecord(notebook, Path(report_dir or REPORTS / notebook / "interactive"), params.to_dict())
+
+
+def control_and_primary(*reports) -> str:
+    """A report's opening (Markdown): the positive control of the first of ``reports`` (``SuiteReport``) that holds
+    one, then the first primary comparison; a sentence for either when the run has none."""
+    control = next((r.control_text() for r in reports if r.control_text()), "")
+    primary = next((r.primary_text() for r in reports if r.primary_text()), "")
+    return (
+        f"**{control or 'No positive control: this run lacks the base method the control tests.'}**\n\n"
+        f"**{primary or 'This run declares no primary comparison (`primary`): every comparison below is secondary.'}**"
+    )

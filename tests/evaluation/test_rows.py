@@ -200,3 +200,66 @@ def test_a_primary_is_parsed_from_its_one_line(text, parsed):
 def test_a_malformed_primary_is_refused_naming_the_form(text):
     with pytest.raises(ValueError, match="ROW - ROW on TASK"):
         rows.Primary.parse(text)
+
+
+def controlled(control: rows.Control | None, premise: str | None = None) -> rows.SuiteReport:
+    pairs = PAIRS + ([(control.row, control.baseline)] if control else [])
+    return rows.SuiteReport(
+        rows.Evidence.of(ROWS, pairs, TASKS, LABELS, fixed=["start"], resamples=400),
+        TASKS,
+        "a study",
+        "RQE validation",
+        primary=PRIMARY,
+        control=control,
+        premise=premise,
+    )
+
+
+PASSING = rows.Control("better", "start", BIOSSES_ALL.name, "the method beats the start")
+FAILING = rows.Control("shuffled", "start", BIOSSES_ALL.name, "a shuffled model beats the start")
+
+
+def test_a_control_that_passes_is_tested_alone_and_leaves_the_findings():
+    report = controlled(PASSING)
+    lines = rows.compared_lines(report.compared)
+    control = lines[lines.role == "control"]
+    assert len(control) == 1 and control.iloc[0].family_size == 1 and control.iloc[0].significant
+    assert rows.control_outcome(report.compared, PASSING)[0] == "passes" and report.withheld() is None
+    assert lines[lines.role == "aside"].task.tolist() == [BIOSSES_TEST.name]  # its pair elsewhere: not tested
+    assert lines[lines.role == "primary"].finding.all()  # "better" beats "good" with these seeds
+    assert report.control_text().startswith("Positive control (the method beats the start): + X − starting model")
+    assert "passes" in report.control_text() and report.primary_text().startswith("Primary comparison")
+    assert report.verdict().startswith(f"**{report.control_text()}**")
+
+
+def test_a_control_that_fails_withholds_every_finding_and_says_so():
+    report = controlled(FAILING)
+    lines = rows.compared_lines(report.compared)
+    assert rows.control_outcome(report.compared, FAILING)[0] == "fails"  # significantly worse than the start
+    assert lines.significant.any() and not lines.finding.any()  # significant at alpha, yet no finding
+    assert "cannot test the paper's claim" in report.control_text() and report.withheld() == report.control_text()
+    assert report.primary_text().startswith("Not a finding, as the positive control did not pass.")
+    assert "not a finding (the positive control did not pass)" in report.verdict()
+    table = next(iter(report.tables().values()))
+    starred = table[table["p adjusted"].str.endswith("*")]
+    assert (starred.test == "positive control, alone").all()  # the control's own verdict, and nothing else
+    record = report.record()
+    assert record["control"]["outcome"] == "fails" and not any(x.get("finding") for x in record["lines"])
+
+
+def test_a_veto_fails_a_control_whose_comparison_passes_and_a_premise_withholds_another_report():
+    vetoed = rows.Control("good", "start", BIOSSES_ALL.name, "SimCSE beats the start", vetoes=("It collapsed.",))
+    report = controlled(vetoed)
+    assert rows.control_outcome(report.compared, vetoed)[0] == "fails" and "It collapsed." in report.control_text()
+    other = controlled(None, premise="Positive control (x): fails.")
+    assert other.withheld() == "Positive control (x): fails." and not other.compared.finding.any()
+    assert other.verdict().startswith("**Positive control (x): fails.**")
+
+
+def test_a_recomputed_record_keeps_the_control_and_its_outcome():
+    for control in (PASSING, FAILING):
+        report = controlled(control)
+        record = report.record()
+        again, _ = rows.recomputed(report.evidence, record)
+        assert again["control"] == record["control"] and again["lines"] == record["lines"]
+        assert rows.withheld_by(again) == report.withheld()
