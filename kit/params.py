@@ -158,6 +158,33 @@ def primary_effect_param():
     )
 
 
+def whitening_sentences_param(default: int = 2000):
+    """``whitening_sentences``: the corpus sample a whitening row is fitted on (``kit.core.whitening``)."""
+    return param(
+        default,
+        "corpus sentences the whitening is fitted on (never an evaluation sentence); more than the model's width",
+        min=2,
+    )
+
+
+def whitening_dim_param():
+    """``whitening_dim``: the dimensions a whitening keeps."""
+    return param(None, "dimensions kept after whitening; None: every one the fitting embeddings span", min=1)
+
+
+def check_whitening(params: Params, whitened: bool) -> None:
+    """A whitening sample wider than the model (a covariance needs more samples than dimensions), when any row of
+    the run is ``whitened``; ParameterError naming ``whitening_sentences`` otherwise."""
+    from kit.core.models import hidden_size
+
+    dim = hidden_size(params.model)
+    if whitened and params.whitening_sentences <= dim:
+        raise ParameterError(
+            f"parameter 'whitening_sentences': whitening {params.model}'s {dim} dimensions needs more than {dim} "
+            f"sentences, got {params.whitening_sentences}"
+        )
+
+
 def save_models_param():
     """``save_models``: keep trained rows as sentence-transformers folders."""
     return param(

@@ -34,3 +34,29 @@ class Whitening:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return ((np.asarray(x, dtype=np.float64) - self.mean) @ self.matrix).astype(np.float32)
+
+
+def fit_whitening(
+    encoder, sentences: list[str], n: int, seed: int, max_length: int, dim: int | None = None
+) -> Whitening:
+    """A ``Whitening`` fitted on ``encoder``'s embeddings of ``n`` of ``sentences`` (at most all) drawn with
+    ``seed``."""
+    idx = np.random.default_rng(seed).choice(len(sentences), min(n, len(sentences)), replace=False)
+    return Whitening.fit(encoder.encode([sentences[i] for i in idx], max_length=max_length, show_progress=False), dim)
+
+
+@dataclass
+class Whitened:
+    """An encoder whose embeddings are whitened: ``encode(...)`` is ``whitening(encoder.encode(...))``; every other
+    attribute is the encoder's (its tokenizer, for length-sorted batches)."""
+
+    encoder: object
+    whitening: Whitening
+
+    def encode(self, texts, **kwargs) -> np.ndarray:
+        return self.whitening(self.encoder.encode(texts, **kwargs))
+
+    def __getattr__(self, name: str):
+        if name in ("encoder", "whitening"):  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.encoder, name)

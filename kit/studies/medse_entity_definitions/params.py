@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kit.core.models import MIN_MAX_LENGTH, hidden_size
+from kit.core.models import MIN_MAX_LENGTH
 from kit.data import load_disease_ontology, load_pubmed_sentences, load_sts_tsv
 from kit.params import (
     ContrastiveTrainingParams,
@@ -13,6 +13,7 @@ from kit.params import (
     ParameterError,
     biosses_param,
     check_task_languages,
+    check_whitening,
     compare_param,
     correction_param,
     data_param,
@@ -22,7 +23,10 @@ from kit.params import (
     save_models_param,
     selection_param,
     suite_param,
+    whitening_dim_param,
+    whitening_sentences_param,
 )
+from kit.study import TRAINING_FREE_POOLERS, with_control_rows
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,7 @@ class Row:
 
 def _zero_shot_rows() -> list[Row]:
     poolers = {
-        "cls": "cls_before_pooler",
-        "mean": "mean",
-        "first_last_avg": "first_last_avg",
+        **{name: pooler for name, (pooler, _) in TRAINING_FREE_POOLERS.items()},
         "embed_last_avg": "embed_last_avg",
     }
     return [
@@ -92,14 +94,8 @@ class MedSEParams(ContrastiveTrainingParams):
     definition_max_length: int = param(64, "tokens per definition", min=MIN_MAX_LENGTH)
     dedup: Literal["naive", "remove", "replace"] = param("replace", "sentences whose entity is already in the batch")
     cutoff_rate: float = param(0.15, "ConSERT token cutoff: share of content tokens zeroed", gt=0, lt=1)
-    whitening_sentences: int = param(
-        2000,
-        "corpus sentences the whitening is fitted on (never an evaluation sentence); more than the model's width",
-        min=2,
-    )
-    whitening_dim: int | None = param(
-        None, "dimensions kept after whitening; None: every one the fitting embeddings span", min=1
-    )
+    whitening_sentences: int = whitening_sentences_param()
+    whitening_dim: int | None = whitening_dim_param()
     none_share_sweep: list[float] = param(
         [], "S_none shares swept for the sweep rows (the main share is added)", min=0, max=1, unique=True
     )
@@ -150,9 +146,8 @@ class MedSEParams(ContrastiveTrainingParams):
                 f"parameter 'train_size': {self.train_size:,} sentences per run, but the corpus has {corpus:,}"
                 + ("; pass corpus_path with a larger corpus" if self.corpus_path is None else "")
             )
-        dim = hidden_size(self.model)
-        if any(ROWS[r].whitening for r in self.rows) and self.whitening_sentences <= dim:
-            raise ParameterError(
-                f"parameter 'whitening_sentences': whitening {self.model}'s {dim} dimensions needs more than {dim} "
-                f"sentences, got {self.whitening_sentences}"
-            )
+        check_whitening(self, any(ROWS[r].whitening for r in self.table_rows()))
+
+    def table_rows(self) -> list[str]:
+        """``rows`` and the positive control's rows (``kit.study.with_control_rows``)."""
+        return with_control_rows(self.rows)

@@ -26,7 +26,7 @@ from kit.core.fingerprint import digest
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
 from kit.core.train import train_contrastive
-from kit.core.whitening import Whitening
+from kit.core.whitening import Whitened, Whitening, fit_whitening
 from kit.data import (
     DISEASE_ONTOLOGY,
     PUBMED_SENTENCES,
@@ -55,14 +55,14 @@ from kit.studies.medse_entity_definitions.method import (
     training_mixture,
 )
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
-from kit.study import SUITE_FILE, StudyBase
+from kit.study import CONTROL_ROWS, SUITE_FILE, StudyBase
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
 
 
 def table_seeds(p: MedSEParams) -> dict[str, list[int]]:
-    """Each table row's seeds (one for a zero-shot row: it is deterministic)."""
-    return {name: list(p.seeds if ROWS[name].kind != "zero_shot" else p.seeds[:1]) for name in p.rows}
+    """Each table row's seeds (one for a zero-shot row: it is deterministic), the control's rows included."""
+    return {name: list(p.seeds if ROWS[name].kind != "zero_shot" else p.seeds[:1]) for name in p.table_rows()}
 
 
 def sweep_runs(p: MedSEParams, key: Literal["none_share", "lam", "dedup"]) -> list[tuple[str, int, dict]]:
@@ -226,10 +226,9 @@ class Study(StudyBase):
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
     def whitening(self, encoder: Encoder) -> Whitening:
-        rng = np.random.default_rng(self.p.corpus_seed + 1)
-        idx = rng.choice(len(self.sentences), min(self.p.whitening_sentences, len(self.sentences)), replace=False)
-        return Whitening.fit(
-            encoder.encode([self.sentences[i] for i in idx], max_length=self.p.max_length * 2), self.p.whitening_dim
+        p = self.p
+        return fit_whitening(
+            encoder, self.sentences, p.whitening_sentences, p.corpus_seed + 1, p.max_length * 2, p.whitening_dim
         )
 
     # ---- runs ------------------------------------------------------------------------
@@ -297,6 +296,7 @@ class Study(StudyBase):
         }
         if row.kind == "zero_shot":
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
+            settings["selection"] = p.select_on  # scored for the positive control's choice
         else:
             settings["train"] = asdict(p.train_config(seed))
             settings["pooler"] = p.pooler
@@ -333,6 +333,8 @@ class Study(StudyBase):
             if row.kind == "zero_shot":
                 whitening = self.whitening(encoder) if row.whitening else None
                 metrics = self.evaluate(encoder, whitening)
+                shown = encoder if whitening is None else Whitened(encoder, whitening)
+                metrics.update(self.selection(shown, metrics["spearman_dev"]))  # the positive control's choice
             else:
                 config = p.train_config(seed)
                 rows = self.mixture(variant["none_share"])
@@ -489,6 +491,13 @@ class Study(StudyBase):
     def starting_row(self) -> str:
         """The zero-shot row that pools as the trained rows do (no whitening): their starting point."""
         return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
+
+    def control(self) -> suite_rows.Control | None:
+        """SimCSE against the start's best training-free embedding on the selection data (``CONTROL_ROWS``),
+        compared on the primary's task (else the paper's); None without SimCSE."""
+        if "simcse" not in self.p.rows:
+            return None
+        return self.training_free_control("simcse", CONTROL_ROWS, (self.primary() or self.paper_effect()).task)
 
     def paper_effect(self) -> suite_rows.PaperEffect:
         return suite_rows.PaperEffect(

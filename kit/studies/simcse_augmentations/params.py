@@ -17,6 +17,7 @@ from kit.params import (
     ParameterError,
     biosses_param,
     check_task_languages,
+    check_whitening,
     compare_param,
     correction_param,
     data_param,
@@ -26,7 +27,10 @@ from kit.params import (
     save_models_param,
     selection_param,
     suite_param,
+    whitening_dim_param,
+    whitening_sentences_param,
 )
+from kit.study import TRAINING_FREE_POOLERS, with_control_rows
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class Row:
     mix: bool = False
     iw: bool = False
     trained: bool = True
+    pooler: str | None = None  # an untrained row's own pooler (None: the ``pooler`` parameter)
+    whitening: bool = False
 
 
 def _aug_rows(aug: str, label: str, ratios=(0.1, 0.2, 0.3)) -> list[Row]:
@@ -50,6 +56,17 @@ ROWS: dict[str, Row] = {
     m.name: m
     for m in [
         Row("zero_shot", "starting model (no training)", trained=False),
+        *(
+            Row(
+                f"{name}{'_whitening' * w}",
+                f"starting model, {label}{' + whitening' * w}",
+                trained=False,
+                pooler=pooler,
+                whitening=w,
+            )
+            for name, (pooler, label) in TRAINING_FREE_POOLERS.items()
+            for w in (False, True)
+        ),
         Row("simcse", "SimCSE (dropout views)"),
         *_aug_rows("deletion", "word deletion"),
         *_aug_rows("crop", "random crop"),
@@ -82,7 +99,8 @@ class SimCSEParams(ContrastiveTrainingParams):
     language: Literal["en", "zh"] = param("en", "en: PubMed sentences, BIOSSES; zh: ChineseBLUE sentences and probes")
     rows: list[str] = param(
         ["zero_shot", "simcse", "swap_10"],
-        "rows of the results table",
+        "rows of the results table (with simcse, the positive control's training-free rows are added: each pooler "
+        "with and without whitening)",
         choices=ROWS,
         nonempty=True,
         unique=True,
@@ -101,6 +119,8 @@ class SimCSEParams(ContrastiveTrainingParams):
     )
     fewshot_rows: list[str] = param(["swap_10"], "rows trained at every few-shot share", choices=TRAINED, unique=True)
     fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
+    whitening_sentences: int = whitening_sentences_param()
+    whitening_dim: int | None = whitening_dim_param()
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
     map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
     biosses_path: str | None = biosses_param()
@@ -176,10 +196,15 @@ class SimCSEParams(ContrastiveTrainingParams):
                 f"parameter 'corpus_size': {self.corpus_size:,} sentences, but {what} has {available:,}; "
                 "give at most that many, or null for all"
             )
+        check_whitening(self, any(ROWS[r].whitening for r in self.table_rows()))
         if available < self.batch_size:
             raise ParameterError(
                 f"parameter 'batch_size': {self.batch_size} sentences per batch, but {what} has {available:,}"
             )
+
+    def table_rows(self) -> list[str]:
+        """``rows`` and the positive control's rows (``kit.study.with_control_rows``)."""
+        return with_control_rows(self.rows)
 
     def row_config(self, row: Row, seed: int) -> TrainConfig:
         """The run's ``TrainConfig``: MixCSE and instance weighting as the row asks."""

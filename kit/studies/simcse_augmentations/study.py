@@ -23,6 +23,7 @@ from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
 from kit.core.models import Encoder
 from kit.core.train import train_contrastive
+from kit.core.whitening import Whitened, fit_whitening
 from kit.data import (
     CHINESEBLUE,
     PUBMED_SENTENCES,
@@ -33,7 +34,7 @@ from kit.data import (
 )
 from kit.evaluation.probes import ProbeFit, ProbeTask, chineseblue_probes
 from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
-from kit.evaluation.rows import PaperEffect, SuiteReport
+from kit.evaluation.rows import Control, PaperEffect, SuiteReport
 from kit.evaluation.sts import sts_report
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import select
@@ -45,7 +46,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     source_task,
 )
 from kit.studies.simcse_augmentations.params import ROWS, Row, SimCSEParams
-from kit.study import StudyBase, best_row
+from kit.study import CONTROL_ROWS, StudyBase, best_row
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
 
@@ -107,7 +108,8 @@ class Study(StudyBase):
         frozen starting model embedding each batch inside them, and a checkpoint evaluation (the STS set and the
         ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; after training,
         every run embeds the STS set and the example texts (and in Chinese fits the probes on their examples),
-        and a run on the whole corpus scores the suite."""
+        and a run on the whole corpus scores the suite; an untrained row scores the selection data once (the positive
+        control's choice) and a whitening row embeds ``whitening_sentences`` corpus sentences."""
         study = cls(p, Path())
         runs = {(name, seed, 100.0) for name, seeds in study.row_seeds().items() for seed in seeds}
         runs |= {(name, seed, float(pct)) for name, seed, pct in study.fewshot_runs()}
@@ -125,8 +127,13 @@ class Study(StudyBase):
             work.append(
                 encoding("after training: the probes' examples", p.model, probes, len(runs), p.probe_max_length)
             )
+        whitened = sum(ROWS[name].whitening for name, _, _ in runs)
+        if whitened:
+            sample = study.corpus[: p.whitening_sentences]
+            work.append(encoding("whitening: corpus sentences embedded", p.model, sample, whitened, p.max_length))
         whole = sum(percent == 100 for _, _, percent in runs)
-        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every)
+        untrained = len(runs) - len(trained)  # each scores the selection data once, for the positive control
+        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every) + untrained
         return work + cls.evaluation_work(p, whole, evaluations, sts, [task.name for task in study.probe_tasks])
 
     # ---- runs -----------------------------------------------------------------
@@ -145,6 +152,8 @@ class Study(StudyBase):
             "suite": p.suite if percent == 100 else None,
             "select_on": p.select_on,
         }
+        if row.whitening:
+            settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length]
         if self.saves_model(row, seed, percent):
             settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
         return self.run_dir(f"{row.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
@@ -155,8 +164,14 @@ class Study(StudyBase):
         run_dir = self._run_dir(row, seed, percent)
 
         def compute() -> dict:
-            encoder = Encoder.from_pretrained(self.p.model, self.p.pooler, seed=seed)
+            encoder = Encoder.from_pretrained(self.p.model, row.pooler or self.p.pooler, seed=seed)
             history = None
+            if row.whitening:
+                p = self.p
+                whitening = fit_whitening(
+                    encoder, self.corpus, p.whitening_sentences, p.corpus_seed + 1, p.max_length, p.whitening_dim
+                )
+                encoder = Whitened(encoder, whitening)
             if row.trained:
                 corpus = self.corpus[: max(self.p.batch_size, math.ceil(len(self.corpus) * percent / 100))]
                 aug = None
@@ -181,6 +196,8 @@ class Study(StudyBase):
             embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / EXAMPLE_EMBEDDINGS, lambda tmp: np.save(tmp, embeddings))
             metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
+            if not row.trained:  # what the positive control chooses its training-free baseline on
+                metrics.update(self.selection(encoder, metrics["spearman_dev"]))
             for task, fit in probes:
                 metrics.update({source_task(task): fit.test, f"{source_task(task)}_dev": fit.dev})
             return {
@@ -242,9 +259,10 @@ class Study(StudyBase):
 
     def baseline_of(self, name: str) -> str | None:
         """The row each row is compared with: SimCSE with the starting model, every other trained row with
-        SimCSE (or with the starting model when SimCSE is not in the table)."""
+        SimCSE (or with the starting model when SimCSE is not in the table); an untrained row with none (the
+        positive control compares SimCSE with the best of them)."""
         rows = self.p.rows
-        if name == "zero_shot":
+        if not ROWS[name].trained:
             return None
         if name == "simcse" or "simcse" not in rows:
             return "zero_shot" if "zero_shot" in rows else None
@@ -295,8 +313,17 @@ class Study(StudyBase):
 
     # ---- tables ---------------------------------------------------------------
     def row_seeds(self) -> dict[str, list[int]]:
-        """Each table row's seeds (one for the untrained starting model)."""
-        return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.rows}
+        """Each table row's seeds (one for an untrained row), the control's rows included (``table_rows``)."""
+        return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.table_rows()}
+
+    def control(self) -> Control | None:
+        """SimCSE against the start's best training-free embedding on the selection data (``CONTROL_ROWS``),
+        compared on the primary's task (else the paper's, else the first suite task); None without SimCSE."""
+        if "simcse" not in self.p.rows:
+            return None
+        declared = self.primary() or self.paper_effect()
+        task = declared.task if declared else self.suite_tasks[0].name
+        return self.training_free_control("simcse", CONTROL_ROWS, task)
 
     def row_fixed(self, row: str) -> bool:
         """The starting model (no training): one set of outputs."""

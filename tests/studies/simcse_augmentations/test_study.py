@@ -91,10 +91,12 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     study = Study(params, tmp_path)
     history = study.run("simcse", 0)["history"]
     report = selected_on_rqe_validation(study, history)
-    line = report.compared.set_index(["task", "row"]).loc[("biosses-all", "simcse")]
-    assert (
-        line.baseline == "zero_shot" and "one seed" in line.reason and np.isnan(line.low)
-    )  # a trained row with one seed: its run part is unknown
+    lines = report.compared.set_index(["task", "row", "baseline"])
+    line = lines.loc[("biosses-all", "simcse", "zero_shot")]
+    assert "one seed" in line.reason and np.isnan(line.low)  # a trained row with one seed: its run part is unknown
+    control = lines.loc[("biosses-all", "simcse", report.control.baseline)]  # the positive control, not tested either
+    assert control.role == "control" and "one seed" in control.reason
+    assert "not tested" in report.control_text() and report.withheld()
     assert report.comparison("simcse").startswith("SimCSE (dropout views) vs starting model (no training): ")
     assert "not tested" in report.comparison("simcse")
 
