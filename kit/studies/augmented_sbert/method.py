@@ -219,6 +219,15 @@ def cross_scores(ce, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
     )
 
 
+def pair_scores(ce, pairs: list[Pair], positive: int = 1, batch_size: int = 64) -> np.ndarray:
+    """The cross-encoder's similarity of each pair, one number per pair, in the order of ``pairs``: its sigmoid
+    score (one output, STS), else the probability of class ``positive`` (NLI: the entailment class, which a
+    positive pair of a pair task stands for). What takes the place of a bi-encoder's cosine on the suite's pair
+    tasks."""
+    scores = cross_scores(ce, pairs, batch_size)
+    return scores if scores.ndim == 1 else scores[:, positive]
+
+
 def silver_labels(scores: np.ndarray) -> np.ndarray:
     """Silver labels from ``cross_scores``: the score itself (STS) or the most probable class (NLI)."""
     return scores if scores.ndim == 1 else scores.argmax(1)
@@ -287,6 +296,7 @@ def compare(
     num_labels: int | None = None,
     save_to: Path | None = None,
     each_bi_encoder: Callable[[str, object], None] | None = None,
+    each_cross_encoder: Callable[[object], None] | None = None,
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
@@ -300,7 +310,8 @@ def compare(
     cross-encoder is scored the same way. ``save_to``: each bi-encoder is saved there in
     sentence-transformers format, in a folder named after its condition (``model_folder_name``).
     ``each_bi_encoder(condition, st)`` is called with each trained bi-encoder, the final model of its
-    training (a study scores it on the evaluation suite there).
+    training (a study scores it on the evaluation suite there); ``each_cross_encoder(ce)`` with the trained
+    cross-encoder, before it labels the silver pairs (a study scores it on the suite's pair tasks there).
     """
 
     def fit_and_score(pairs, labels, condition):
@@ -320,6 +331,8 @@ def compare(
     gold_st = fit_and_score(gold, gold_labels, CONDITIONS[0])
     ce = cross_encoder(model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
     fit_cross_encoder(ce, gold, gold_labels, cross_cfg or cfg)
+    if each_cross_encoder is not None:
+        each_cross_encoder(ce)
     scores["cross-encoder"] = evaluate(lambda p: silver_labels(cross_scores(ce, p)))
     emb = gold_st.encode(pool, convert_to_numpy=True, normalize_embeddings=True)
     semantic = semantic_pairs(pool, emb, k, gold)

@@ -28,8 +28,14 @@ STARTING = "starting model (no training)"
 """The evaluation suite's row of the untrained bi-encoder."""
 
 
+CROSS_ENCODER = "cross-encoder"
+"""The evaluation suite's row name (after ``<benchmark>: ``) of a benchmark's cross-encoders, the silver labellers:
+compared only as the positive control, against the gold bi-encoders they label silver pairs for."""
+
+
 def suite_row(benchmark: str, condition: str) -> str:
-    """The evaluation suite's row of a condition's bi-encoders trained on ``benchmark``."""
+    """The evaluation suite's row of a condition's bi-encoders trained on ``benchmark`` (or of its cross-encoders,
+    ``CROSS_ENCODER``)."""
     return f"{benchmark}: {condition}"
 
 
@@ -42,6 +48,12 @@ class Benchmark:
     classes: tuple[str, ...] = ()
     short: str = ""  # names the benchmark in the evaluation suite's rows: "gold (BIOSSES BLURB)"
     suite_task: str | None = None  # the evaluation-suite task on the same test pairs (the headline comparison's)
+    entails: str = ""  # NLI: the class whose probability is the cross-encoder's similarity of a pair (``pair_scores``)
+
+    @property
+    def positive(self) -> int:
+        """The index of the class whose probability scores a pair on the suite's pair tasks (0 for STS: one output)."""
+        return self.classes.index(self.entails) if self.entails else 0
 
 
 BENCHMARKS = {
@@ -59,9 +71,24 @@ BENCHMARKS = {
             "biosses_kfold", "BIOSSES (k-fold CV, all 100 pairs)", "sts", "cosine Spearman x100", short="BIOSSES k-fold"
         ),
         Benchmark(
-            "rqe", "RQE (MedNLI stand-in)", "nli", "accuracy %", ("false", "true"), short="RQE", suite_task="rqe-test"
+            "rqe",
+            "RQE (MedNLI stand-in)",
+            "nli",
+            "accuracy %",
+            ("false", "true"),
+            short="RQE",
+            suite_task="rqe-test",
+            entails="true",
         ),
-        Benchmark("mednli", "MedNLI", "nli", "accuracy %", ("contradiction", "entailment", "neutral"), short="MedNLI"),
+        Benchmark(
+            "mednli",
+            "MedNLI",
+            "nli",
+            "accuracy %",
+            ("contradiction", "entailment", "neutral"),
+            short="MedNLI",
+            entails="entailment",
+        ),
     ]
 }
 

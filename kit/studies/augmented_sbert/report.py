@@ -105,7 +105,9 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
             + "; ".join(parts)
             + f". The labelling cross-encoder scores {ce:.2f}"
             + (
-                ", below the gold bi-encoder: its silver labels are noisier than what the bi-encoder already knows."
+                ", below the gold bi-encoder: its silver labels are noisier than what the bi-encoder already knows, "
+                "so Augmented SBERT's premise (a teacher better than its student) does not hold in these means (the "
+                "positive control, above, tests it with intervals)."
                 if ce < mean["gold"]
                 else "."
             )
@@ -125,8 +127,9 @@ def record_results(
     suite: SuiteReport | None = None,
 ) -> Path:
     """``results.json`` (per-run scores, tables, the suite's comparisons, provenance, compute time) and
-    ``results_table.txt``. The headline's comparison is the suite's: the first benchmark's semantic silver
-    against its gold, on the suite task with the same test pairs when it is a headline task."""
+    ``results_table.txt``. The headline's comparison is the suite's: the primary (said to be no finding when the
+    positive control did not pass), else the first benchmark's semantic silver against its gold, on the suite task
+    with the same test pairs when it is a headline task; ``write_record`` adds the control's sentences."""
     first = study.p.benchmarks[0]
     means = results.groupby(["benchmark", "condition"]).score.mean()
     comparison = None

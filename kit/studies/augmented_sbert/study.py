@@ -15,14 +15,19 @@ The silver pool of a split is the set of sentences of its *training* pairs (plus
 sentences for the STS benchmarks): no test sentence ever enters training.
 
 Every run also scores its three bi-encoders (final models: the study selects no checkpoint) on the
-evaluation-suite tasks of ``suite`` and keeps their item outputs (``suite_file``); ``suite_report``
-compares each silver condition with gold, and gold with the untrained starting model, by paired
-bootstrap over the suite task's items and the benchmark's runs (``kit.evaluation.rows``).
+evaluation-suite tasks of ``suite`` and keeps their item outputs (``suite_file``), and its cross-encoder, the
+silver labeller, on the suite's pair tasks (STS and pair classification: its predicted score in place of the
+cosine, ``cross_encoder_outputs``); ``suite_report`` compares each silver condition with gold, and gold with the
+untrained starting model, by paired bootstrap over the suite task's items and the benchmark's runs
+(``kit.evaluation.rows``). Its positive control (``Study.control``) comes first: Augmented SBERT rests on a teacher
+better than its student, so the cross-encoder must beat the gold-only bi-encoder it labels silver pairs for on
+held-out gold pairs; unless it does, no comparison of the report is a finding.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -34,7 +39,9 @@ from kit.core.fingerprint import digest
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
+from kit.evaluation.rows import RunOutputs
 from kit.evaluation.sts import spearman
+from kit.evaluation.task import PairCosineTask, within_ranks
 from kit.evaluation.task import Task as SuiteTask
 from kit.report.model_card import MODELS, mark
 from kit.report.tables import mean_std
@@ -45,13 +52,16 @@ from kit.studies.augmented_sbert.method import (
     compare,
     cosine_scores,
     model_folder_name,
+    pair_scores,
     silver_labels,
     unordered,
 )
-from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, AugSBERTParams, suite_row
+from kit.studies.augmented_sbert.params import BENCHMARKS, CROSS_ENCODER, STARTING, AugSBERTParams, suite_row
 from kit.study import StudyBase
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
+PREMISE = "the cross-encoder teacher beats the gold-only student it labels silver pairs for"
+"""What study 2's positive control shows (``Study.control``)."""
 
 
 def texts_of(pairs: list[Pair]) -> list[str]:
@@ -65,8 +75,31 @@ def joined(pairs: list[Pair]) -> list[str]:
 
 
 def suite_file(condition: str) -> str:
-    """The file of a run's item outputs on the suite tasks, per condition: ``suite-gold+random_silver.npz``."""
+    """The file of a run's item outputs on the suite tasks, per condition (``suite-gold+random_silver.npz``), and of
+    its cross-encoder's on the pair tasks (``CROSS_ENCODER``: ``suite-cross-encoder.npz``)."""
     return f"suite-{model_folder_name(condition)}.npz"
+
+
+def pair_tasks(tasks: Sequence[SuiteTask]) -> list[SuiteTask]:
+    """The tasks among ``tasks`` that a cross-encoder can score: those whose items are text pairs scored by a
+    similarity (STS and pair classification, ``PairCosineTask``); not retrieval, probes or summarization."""
+    return [task for task in tasks if isinstance(task, PairCosineTask)]
+
+
+def cross_encoder_outputs(predict: Callable[[list[Pair]], np.ndarray], tasks: Sequence[SuiteTask]) -> RunOutputs:
+    """A pair scorer's item outputs on the pair tasks among ``tasks`` (``pair_tasks``), in the shape
+    ``kit.evaluation.rows.score_run`` gives a bi-encoder's: per task, its main metric's outputs, the predicted
+    scores of its pairs (``predict(pairs) -> one score per pair``, higher: more alike) as ranks within its items
+    (``within_ranks``), where a bi-encoder's are its cosines' ranks (``PairCosineTask.score``). The task's statistic
+    (Spearman against the gold scores, average precision against the labels) reads them as it reads a bi-encoder's."""
+    out: RunOutputs = {}
+    for task in pair_tasks(tasks):
+        first, second = task.pairs()
+        scores = np.asarray(predict(list(zip(first, second))), dtype=np.float64)
+        if scores.shape != (task.items,):
+            raise ValueError(f"{task.name}: {scores.shape} scores for {task.items} pairs")
+        out[task.name] = {task.main_metric: within_ranks(scores)}
+    return out
 
 
 def item_pairs(task: SuiteTask) -> set[Pair]:
@@ -92,7 +125,10 @@ class SuiteReport(suite_rows.SuiteReport):
             "Rows: the untrained starting model, and each condition's bi-encoders trained on a benchmark (named "
             "in parentheses) over all of the benchmark's runs (its seeds; k-fold: folds x seeds), compared run by "
             "run: each silver condition with gold of the same benchmark and runs, gold with the starting model. "
-            + super().about()
+            "The cross-encoder teacher of a benchmark (the silver labeller of the same runs) is scored on the pair "
+            "tasks alone (STS, pair classification), by its predicted score in place of the cosine (an NLI "
+            "benchmark's: the probability of its entailment class), and compared only as the positive control, with "
+            "the gold bi-encoder of its runs. " + super().about()
         )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
@@ -217,6 +253,7 @@ class Study(StudyBase):
             "cross": asdict(p.cross_config(seed)),
             "top_k": p.top_k,
             "suite": p.suite,
+            "cross_encoder_outputs": "suite pair tasks",  # runs before its suite-cross-encoder.npz hold none
         }
         if self.saves_models(benchmark, split, seed):
             settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
@@ -241,12 +278,19 @@ class Study(StudyBase):
 
     def run(self, benchmark: str, split: int, seed: int) -> dict:
         """One comparison (gold / + random silver / + semantic silver, and the labeller), cached; each
-        bi-encoder's item outputs on the suite tasks are saved in the run folder (``suite_file``)."""
+        bi-encoder's item outputs on the suite tasks, and the cross-encoder's on the suite's pair tasks
+        (``cross_encoder_outputs``; an NLI benchmark's scores a pair by the probability of its entailment class),
+        are saved in the run folder (``suite_file``)."""
         run_dir = self._run_dir(benchmark, split, seed)
 
         def score_suite(condition: str, st) -> None:
             outputs = suite_rows.score_run(self._embed(st), self.suite_tasks)
             suite_rows.save_outputs(run_dir / suite_file(condition), outputs)
+
+        def score_cross_encoder(ce) -> None:
+            positive = BENCHMARKS[benchmark].positive
+            outputs = cross_encoder_outputs(lambda pairs: pair_scores(ce, pairs, positive), self.suite_tasks)
+            suite_rows.save_outputs(run_dir / suite_file(CROSS_ENCODER), outputs)
 
         def compute() -> dict:
             s, kind = self.splits(benchmark)[split], BENCHMARKS[benchmark].kind
@@ -264,6 +308,7 @@ class Study(StudyBase):
                 num_labels=len(BENCHMARKS[benchmark].classes) or None,
                 save_to=run_dir / MODELS if save else None,
                 each_bi_encoder=score_suite,
+                each_cross_encoder=score_cross_encoder,
             )
             if save:
                 self.mark_models(benchmark, s, seed, run_dir, {n: len(p) for n, (p, _) in cmp.silver.items()})
@@ -328,12 +373,13 @@ class Study(StudyBase):
         sentences paired at random, since the semantic pairs depend on the trained model) labelled by the
         cross-encoder, two bi-encoders trained on gold + silver (every training in steps of sentence-transformers'
         trainer); the three bi-encoders embed the split's test pairs and the suite tasks, the cross-encoder scores
-        the test pairs; once, the starting model embeds the STS benchmarks' test pairs and the suite. A
-        cross-encoder reads a pair as one sequence."""
+        the test pairs and the suite's pair tasks; once, the starting model embeds the STS benchmarks' test pairs and
+        the suite. A cross-encoder reads a pair as one sequence."""
         study, work = cls(p, Path()), []
         fit = {"train": True, "loop": "sentence-transformers"}
         bi, cross = {**fit, "batch": 2 * p.batch_size}, {**fit, "batch": p.batch_size}  # in texts: two a pair
         runs = study.planned_runs()
+        suite_pairs = joined([pair for task in pair_tasks(study.suite_tasks) for pair in zip(*task.pairs())])
         for benchmark, index, _seed in runs:
             split = study.splits(benchmark)[index]
             pool = study.pool(benchmark, split)
@@ -355,6 +401,7 @@ class Study(StudyBase):
                 ),
                 encoding("the test pairs", p.model, test, 3, p.max_length),
                 encoding("the test pairs", p.model, joined(split.test), 1, p.max_length),
+                encoding("the cross-encoder scores the suite's pair tasks", p.model, suite_pairs, 1, p.max_length),
             ]
         sts = [b for b in p.benchmarks if BENCHMARKS[b].kind == "sts"]
         tests = [text for b in sts for split in study.splits(b) for text in texts_of(split.test)]
@@ -507,11 +554,22 @@ class Study(StudyBase):
     # ---- the evaluation suite (kit.evaluation) -----------------------------------
     def condition_outputs(self, benchmark: str, split: int, seed: int) -> dict[str, suite_rows.RunOutputs]:
         """A run's suite outputs per condition (``StudyBase.suite_outputs`` of each condition's file, which
-        computes the run again when one is unusable)."""
+        computes the run again when one is unusable) and, when the suite has pair tasks, its cross-encoder's on
+        them (``CROSS_ENCODER``: read first, by the same rule on those tasks alone, so that a run computed again for
+        it gives every condition's outputs too)."""
         run_dir = self._run_dir(benchmark, split, seed)
         self.run(benchmark, split, seed)
         rerun = functools.partial(self.run, benchmark, split, seed)
-        return {c: self.suite_outputs(run_dir, rerun, suite_file(c)) for c in CONDITIONS}
+        out = {}
+        if self.pair_tasks:
+            read = functools.partial(suite_rows.load_outputs, tasks=self.pair_tasks)
+            out[CROSS_ENCODER] = self.run_artefact(run_dir, suite_file(CROSS_ENCODER), read, rerun)
+        return {**{c: self.suite_outputs(run_dir, rerun, suite_file(c)) for c in CONDITIONS}, **out}
+
+    @functools.cached_property
+    def pair_tasks(self) -> list[SuiteTask]:
+        """The suite tasks the cross-encoders are scored on (``pair_tasks``)."""
+        return pair_tasks(self.suite_tasks)
 
     def trains_on(self, benchmark: str, pairs: set[Pair]) -> bool:
         """Whether a bi-encoder of ``benchmark`` (any run) trained on one of ``pairs`` (unordered): a gold pair of
@@ -533,28 +591,32 @@ class Study(StudyBase):
         data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole."""
         out: dict[str, list[str]] = {}
         for suite_task in self.suite_tasks:
-            if suite_task.seen("augmented_sbert"):
-                continue
-            items = item_pairs(suite_task)
-            seen = [t for t in self.p.benchmarks if self.trains_on(t, items)]
+            seen = [b for b in self.p.benchmarks if self.left_out_of(b, suite_task)]
             if seen:
                 out[suite_task.name] = seen
         return out
 
+    def left_out_of(self, benchmark: str, task: SuiteTask) -> bool:
+        """Whether ``benchmark``'s rows are left out of the suite ``task`` (``left_out``)."""
+        return not task.seen("augmented_sbert") and self.trains_on(benchmark, item_pairs(task))
+
     def row_outputs(self) -> dict[str, list[suite_rows.RunOutputs]]:
         """The starting model's outputs, and each condition's bi-encoders of every benchmark over the benchmark's
-        runs (its splits and seeds, paired run by run with the other conditions of the benchmark)."""
+        runs (its splits and seeds, paired run by run with the other conditions of the benchmark); when the suite has
+        pair tasks, each benchmark's cross-encoders too (``<benchmark>: cross-encoder``, on those tasks alone)."""
         outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
         for benchmark in self.p.benchmarks:
             runs = [self.condition_outputs(*job) for job in self.benchmark_runs(benchmark)]
-            outputs.update({suite_row(benchmark, c): [r[c] for r in runs] for c in CONDITIONS})
+            outputs.update({suite_row(benchmark, c): [r[c] for r in runs] for c in runs[0]})
         return outputs
 
     def row_label(self, row: str) -> str:
+        """The starting model; ``<condition> (<benchmark>)``; ``cross-encoder teacher (<benchmark>)``."""
         if row == STARTING:
             return row
         benchmark, condition = row.split(": ", 1)
-        return f"{condition} ({BENCHMARKS[benchmark].short})"
+        name = "cross-encoder teacher" if condition == CROSS_ENCODER else condition
+        return f"{name} ({BENCHMARKS[benchmark].short})"
 
     def paper_effect(self) -> suite_rows.PaperEffect:
         return suite_rows.PaperEffect(
@@ -562,11 +624,36 @@ class Study(StudyBase):
         )
 
     def baseline_of(self, row: str) -> str | None:
-        """Each silver condition against gold of the same benchmark, gold against the untrained starting model."""
+        """Each silver condition against gold of the same benchmark, gold against the untrained starting model; a
+        cross-encoder against nothing (it enters a report as the positive control alone, ``control``)."""
         if row == STARTING:
             return None
         benchmark, condition = row.split(": ", 1)
+        if condition == CROSS_ENCODER:
+            return None
         return STARTING if condition == CONDITIONS[0] else suite_row(benchmark, CONDITIONS[0])
+
+    def control(self) -> suite_rows.Control | None:
+        """Augmented SBERT's premise: the cross-encoder teacher beats the gold-only bi-encoder student it labels
+        silver pairs for, on held-out gold pairs. ``<b>: cross-encoder`` against ``<b>: gold`` on the primary's task,
+        ``<b>`` the primary's benchmark; without a primary, on the paper's task (``paper_effect``), ``<b>`` the
+        first benchmark whose rows are scored there. None when the cross-encoder row cannot be scored on that task
+        (not a pair task of the suite, or the benchmark trained on its pairs: ``rows_left_out``). Reads only the
+        runs of the benchmarks it considers (``trains_on``)."""
+        primary = self.primary()
+        if primary is not None:
+            task = primary.task
+            named = [row.split(": ", 1)[0] for row in (primary.row, primary.baseline) if row != STARTING]
+            candidates = [b for b in named if b in self.p.benchmarks][:1]
+        else:
+            task, candidates = self.paper_effect().task, list(self.p.benchmarks)
+        scored = next((t for t in self.pair_tasks if t.name == task), None)
+        benchmark = next((b for b in candidates if scored and not self.left_out_of(b, scored)), None)
+        if benchmark is None:
+            return None
+        return suite_rows.Control(
+            suite_row(benchmark, CROSS_ENCODER), suite_row(benchmark, CONDITIONS[0]), task, PREMISE, ""
+        )
 
     def row_fixed(self, row: str) -> bool:
         """The untrained starting model: one set of outputs."""
@@ -577,14 +664,22 @@ class Study(StudyBase):
         return 1 if row == STARTING else len(self.benchmark_runs(row.split(": ", 1)[0]))
 
     def rows_left_out(self) -> dict[str, list[str]]:
-        """The rows of the benchmarks ``left_out`` of each suite task (their training pairs include its pairs)."""
-        return {
-            task: [suite_row(benchmark, c) for benchmark in benchmarks for c in CONDITIONS]
+        """The rows of the benchmarks ``left_out`` of each suite task (their training pairs include its pairs), their
+        cross-encoders' included; and every cross-encoder row out of the tasks that are not pair tasks (retrieval,
+        probes: ``pair_tasks``)."""
+        out = {
+            task: [suite_row(benchmark, c) for benchmark in benchmarks for c in (*CONDITIONS, CROSS_ENCODER)]
             for task, benchmarks in self.left_out().items()
         }
+        paired = {task.name for task in self.pair_tasks}
+        for task in self.suite_tasks:
+            if task.name not in paired:
+                out.setdefault(task.name, []).extend(suite_row(b, CROSS_ENCODER) for b in self.p.benchmarks)
+        return out
 
     def report_of(self, evidence: suite_rows.Evidence, tasks: list[SuiteTask], title: str) -> SuiteReport:
-        """The base report, which says which benchmarks' rows are ``left_out`` of which task."""
+        """The base report, which says which benchmarks' rows are ``left_out`` of which task, with the positive
+        control (``control``) first."""
         return SuiteReport(
             evidence,
             tasks,
@@ -595,4 +690,5 @@ class Study(StudyBase):
             paper_effect=self.paper_effect(),
             primary=self.primary(),
             left_out=self.left_out(),
+            **self.control_of(tasks),
         )

@@ -1,21 +1,52 @@
-"""Study 2's benchmarks and tables, without training (the notebook smoke run trains), and one tiny run scored
-on the evaluation suite."""
+"""Study 2's benchmarks and tables, without training (the notebook smoke run trains), and the smoke run file's
+BIOSSES BLURB runs (trained once for the module) scored on the evaluation suite, with the positive control."""
 
+import dataclasses
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kit.evaluation.rows import load_outputs, score_run
+from kit.evaluation.pair_classification import RQE_TEST
+from kit.evaluation.rows import Control, load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_TEST
-from kit.params import ParameterError
+from kit.evaluation.task import cosines, within_ranks
+from kit.evaluation.tasks import TASKS
+from kit.params import ParameterError, read_run_file
 from kit.studies.augmented_sbert import report
 from kit.studies.augmented_sbert.method import CONDITIONS
-from kit.studies.augmented_sbert.params import BENCHMARKS, AugSBERTParams
-from kit.studies.augmented_sbert.study import STARTING, Study, suite_file, suite_row
+from kit.studies.augmented_sbert.params import BENCHMARKS, CROSS_ENCODER, AugSBERTParams
+from kit.studies.augmented_sbert.study import (
+    PREMISE,
+    STARTING,
+    Study,
+    cross_encoder_outputs,
+    pair_tasks,
+    suite_file,
+    suite_row,
+)
 from kit.study import ARTEFACTS, artefact_digests
+
+SMOKE = Path(__file__).parents[3] / "params" / "augmented_sbert" / "smoke.yaml"
+BLURB_CROSS, BLURB_GOLD = suite_row("biosses_blurb", CROSS_ENCODER), suite_row("biosses_blurb", "gold")
+
+
+def smoke_params(**changes) -> AugSBERTParams:
+    """The smoke run file's parameters (its tiny random model), with ``changes``."""
+    return AugSBERTParams.from_dict({**read_run_file(SMOKE).parameters, **changes})
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The smoke run file's study on its BIOSSES BLURB benchmark alone (the benchmark of its primary and of the
+    positive control; the others take minutes more), both seeds run: (study, its suite report)."""
+    study = Study(smoke_params(benchmarks=["biosses_blurb"]), tmp_path_factory.mktemp("augmented_sbert"))
+    for job in study.planned_runs():
+        study.run(*job)
+    return study, study.suite_report()
 
 
 @pytest.fixture
@@ -148,25 +179,13 @@ def test_rows_that_trained_on_a_suite_tasks_pairs_are_left_out_of_it(tmp_path):
     assert Study(params, tmp_path).left_out() == {"biosses-test": ["biosses_kfold"]}
 
 
-def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tmp_path):
-    """One tiny run: each condition's final bi-encoder has its own suite outputs in the run folder (the saved
+def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(smoke, tmp_path):
+    """The smoke runs: each condition's final bi-encoder has its own suite outputs in the run folder (the saved
     gold model gives them again); the report compares each silver condition with gold and gold with the
-    starting model, with paired intervals; a condition whose outputs are gold's differs by exactly zero."""
-    params = AugSBERTParams.from_dict(
-        {
-            "model": "tiny-random-bert",
-            "benchmarks": ["biosses_blurb"],
-            "seeds": [0, 1],
-            "epochs": 1,
-            "batch_size": 8,
-            "max_length": 32,
-            "cross_epochs": 1,
-            "suite": ["biosses-test", "rqe-test"],
-        }
-    )
-    study = Study(params, tmp_path)
-    study.run("biosses_blurb", 0, 0)
-    study.run("biosses_blurb", 0, 1)
+    starting model, with paired intervals; a condition whose outputs are gold's differs by exactly zero (on a copy
+    of the runs, whose files this test changes)."""
+    shutil.copytree(smoke[0].report_dir, tmp_path, dirs_exist_ok=True)
+    study = Study(smoke[0].p, tmp_path)
     run_dir = study._run_dir("biosses_blurb", 0, 0)
     saved = {c: load_outputs(run_dir / suite_file(c)) for c in CONDITIONS}
     assert all(set(outputs) == {"biosses-test", "rqe-test"} for outputs in saved.values())
@@ -192,6 +211,7 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
             assert line.low <= line.difference <= line.high
             assert line.seeds == 2 and len(line.variance["runs"]) == 2  # both trained rows carry their 2 runs
     assert report.comparison(suite_row("biosses_blurb", "gold + semantic silver"), "rqe-test").startswith(
+        "Not a finding, as the positive control did not pass. "  # the smoke's teacher is no better than its student
         "Primary comparison (biosses_blurb: gold + semantic silver - biosses_blurb: gold on biosses-test): "
     )
     assert "no data: study 2 selects no checkpoint" in report.about() and report.record()["left_out"] == {}
@@ -207,3 +227,131 @@ def test_each_bi_encoder_is_scored_on_the_suite_and_silver_compared_with_gold(tm
         assert line.difference == 0 and "same outputs" in line.reason and not line.significant
     same_output = "gold + random silver (BIOSSES BLURB) vs gold (BIOSSES BLURB): the same output on every item"
     assert same_output in same.verdict()
+
+
+def _embed(texts):
+    """A fixed stand-in bi-encoder: 8 seeded random numbers per text."""
+    return np.stack([np.random.default_rng(sum(map(ord, text))).normal(size=8) for text in texts])
+
+
+def test_cross_encoder_outputs_have_the_shape_of_a_bi_encoders_on_the_pair_tasks_alone():
+    """Scored by its cosines, a bi-encoder's outputs through ``cross_encoder_outputs`` are exactly its ``score_run``
+    outputs: a task's main metric, the scores as ranks within its items. Retrieval (not a pair task) gets none."""
+    retrieval = TASKS["doid-definition-name"]
+    tasks = [BIOSSES_TEST, retrieval, RQE_TEST]
+    assert pair_tasks(tasks) == [BIOSSES_TEST, RQE_TEST]
+
+    def predict(pairs):
+        return cosines(_embed([a for a, _ in pairs]), _embed([b for _, b in pairs]))
+
+    outputs = cross_encoder_outputs(predict, tasks)
+    expected = score_run(_embed, [BIOSSES_TEST, RQE_TEST])
+    assert outputs.keys() == expected.keys() == {"biosses-test", "rqe-test"}
+    for task in (BIOSSES_TEST, RQE_TEST):
+        assert outputs[task.name].keys() == {task.main_metric}
+        assert outputs[task.name][task.main_metric].shape == (task.items,)
+        np.testing.assert_allclose(outputs[task.name][task.main_metric], expected[task.name][task.main_metric])
+    with pytest.raises(ValueError, match="scores for 20 pairs"):
+        cross_encoder_outputs(lambda pairs: np.zeros((len(pairs), 2)), [BIOSSES_TEST])
+
+
+def test_an_nli_cross_encoder_scores_a_pair_by_the_probability_of_its_entailment_class():
+    from kit.studies.augmented_sbert.method import cross_encoder, cross_scores, pair_scores
+
+    assert [BENCHMARKS[b].positive for b in ("biosses_blurb", "biosses_kfold", "rqe", "mednli")] == [0, 0, 1, 1]
+    assert BENCHMARKS["rqe"].classes[1] == "true" and BENCHMARKS["mednli"].classes[1] == "entailment"
+    pairs = [("IL-6 rises", "IL-6 falls"), ("a cell divides", "cells divide"), ("x", "y")]
+    nli = cross_encoder("tiny-random-bert", num_labels=3, max_length=32, device="cpu")
+    probabilities = cross_scores(nli, pairs)
+    np.testing.assert_array_equal(pair_scores(nli, pairs, 1), probabilities[:, 1])
+    np.testing.assert_array_equal(pair_scores(nli, pairs, 2), probabilities[:, 2])
+    sts = cross_encoder("tiny-random-bert", num_labels=1, max_length=32, device="cpu")
+    np.testing.assert_array_equal(pair_scores(sts, pairs), cross_scores(sts, pairs))
+
+
+def test_the_cross_encoder_outputs_of_a_run_give_its_own_score(smoke):
+    """Each run keeps its cross-encoder's outputs on the suite's pair tasks (``suite-cross-encoder.npz``); on
+    biosses-test, the BLURB test pairs, their Spearman is the table's cross-encoder score of that run."""
+    study, _ = smoke
+    results = study.results()
+    for _, split, seed in study.planned_runs():
+        outputs = load_outputs(study._run_dir("biosses_blurb", split, seed) / suite_file(CROSS_ENCODER))
+        assert outputs.keys() == {"biosses-test", "rqe-test"}
+        assert {k: {m: v.shape for m, v in o.items()} for k, o in outputs.items()} == {
+            "biosses-test": {"spearman": (20,)},
+            "rqe-test": {"ap": (230,)},
+        }
+        ranks = outputs["biosses-test"]["spearman"]
+        spearman = 100 * BIOSSES_TEST.statistic("spearman")(ranks[None], np.arange(20)[None])[0, 0]
+        table = results[(results.condition == "cross-encoder") & (results.seed == seed)].score
+        assert len(table) == 1 and spearman == pytest.approx(table.iloc[0], abs=1e-6)
+        assert not np.array_equal(ranks, within_ranks(np.arange(20)))  # not a constant output
+
+
+def test_the_control_is_the_cross_encoder_against_gold_of_the_primarys_benchmark_on_its_task(smoke):
+    study, _ = smoke
+    assert study.control() == Control(BLURB_CROSS, BLURB_GOLD, "biosses-test", PREMISE, "")
+    assert study.row_label(BLURB_CROSS) == "cross-encoder teacher (BIOSSES BLURB)"
+    assert study.baseline_of(BLURB_CROSS) is None  # compared with nothing but as the control
+    rows = [STARTING, *(suite_row("biosses_blurb", c) for c in (*CONDITIONS, CROSS_ENCODER))]
+    assert [pair for pair in study.comparisons(rows) if BLURB_CROSS in pair] == [(BLURB_CROSS, BLURB_GOLD)]
+    # no primary: the paper's task, on the first benchmark whose rows are scored there (k-fold trains on its pairs)
+    either = Study(smoke_params(benchmarks=["biosses_kfold", "biosses_blurb"], primary=None), study.report_dir)
+    assert either.control() == Control(BLURB_CROSS, BLURB_GOLD, "biosses-test", PREMISE, "")
+    kfold = Study(smoke_params(benchmarks=["biosses_kfold"], primary=None), study.report_dir)
+    assert kfold.control() is None  # every k-fold row is left out of biosses-test
+
+
+def test_cross_encoder_rows_are_left_out_of_tasks_they_cannot_score_or_trained_on(tmp_path, monkeypatch):
+    """A benchmark's cross-encoder row leaves a task with its bi-encoders' rows (k-fold trains on biosses-test's
+    pairs), and every cross-encoder row leaves the tasks that are not pair tasks (retrieval); no run is needed."""
+    study = Study(smoke_params(suite=["biosses-test", "rqe-test", "doid-definition-name"]), tmp_path)
+    monkeypatch.setattr(study, "trains_on", lambda benchmark, pairs: benchmark == "biosses_kfold" and bool(pairs))
+    assert [t.name for t in study.pair_tasks] == ["biosses-test", "rqe-test"]
+    assert study.rows_left_out() == {
+        "biosses-test": [suite_row("biosses_kfold", c) for c in (*CONDITIONS, CROSS_ENCODER)],
+        "rqe-test": [suite_row("biosses_kfold", c) for c in (*CONDITIONS, CROSS_ENCODER)],
+        "doid-definition-name": [suite_row(b, CROSS_ENCODER) for b in study.p.benchmarks],
+    }
+
+
+def test_the_smoke_report_opens_with_its_failing_control_and_withholds_every_finding(smoke):
+    """The smoke's tiny random model: its cross-encoder teacher is no better than its gold student, so the control
+    does not pass, and no comparison is a finding, even a primary made significant on the same evidence; with the
+    teacher's outputs made perfect too, the control passes and that primary is one."""
+    study, suite = smoke
+    lines = suite.compared
+    (control,) = lines[lines.role == "control"].itertuples()
+    assert (control.task, control.row, control.baseline) == ("biosses-test", BLURB_CROSS, BLURB_GOLD)
+    assert set(lines[lines.row == BLURB_CROSS].role) == {"control", "aside"}  # in no family
+    record = suite.record()
+    assert record["control"]["row"] == BLURB_CROSS and record["control"]["outcome"] != "passes"
+    assert not lines.finding.any()
+    assert suite.verdict().startswith(f"**Positive control ({PREMISE}): cross-encoder teacher (BIOSSES BLURB) − ")
+    assert "This setting cannot test the paper's claim" in suite.control_text()
+    assert "cross-encoder teacher of a benchmark" in suite.about()
+
+    perfect = within_ranks(np.asarray(BIOSSES_TEST.data.scores, float))
+    evidence = suite.evidence
+
+    def with_perfect(*rows):
+        outputs = {task: dict(by_row) for task, by_row in evidence.outputs.items()}
+        for row in rows:
+            outputs["biosses-test"][row] = np.tile(perfect, (len(outputs["biosses-test"][row]), 1))
+        return study.report_of(dataclasses.replace(evidence, outputs=outputs), study.suite_tasks, "suite")
+
+    semantic = suite_row("biosses_blurb", "gold + semantic silver")
+    withheld = with_perfect(semantic)
+    primary = withheld.compared[withheld.compared.role == "primary"].iloc[0]
+    assert primary.significant and not primary.finding and not withheld.compared.finding.any()
+    assert withheld.record()["control"]["outcome"] != "passes"
+    passed = with_perfect(semantic, BLURB_CROSS)
+    assert passed.record()["control"]["outcome"] == "passes"
+    assert passed.compared[passed.compared.role == "primary"].iloc[0].finding
+
+
+def test_the_workload_counts_the_cross_encoder_scoring_the_suites_pair_tasks():
+    params = smoke_params()
+    work = Study.workload(params)
+    (scoring,) = [w for w in work if w.what == "the cross-encoder scores the suite's pair tasks"]
+    assert scoring.sequences == len(Study(params, "/nonexistent").planned_runs()) * (20 + 230)
