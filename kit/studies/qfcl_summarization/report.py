@@ -9,7 +9,7 @@ import pandas as pd
 from kit.evaluation import rows as suite_rows
 from kit.report.record import RunRecord
 from kit.studies.qfcl_summarization.params import ROWS
-from kit.studies.qfcl_summarization.study import Study
+from kit.studies.qfcl_summarization.study import COLLAPSE_RATIO, COLLAPSE_SHARE, Study
 
 
 def describe(study: Study) -> str:
@@ -34,7 +34,13 @@ def describe(study: Study) -> str:
         f"({p.num_beams} beams, at most {p.max_target} new tokens); no checkpoint selection (last epoch).\n\n"
         f"**CHQ encoder** (every row): the summarizer's encoder, mean of its last-layer token states over the "
         f"text's tokens (padding excluded; the CHQ representation of the encoder-side loss), scored on the "
-        f"suite tasks {', '.join(f'`{t.name}`' for t in study.suite_tasks)} at the end of training."
+        f"suite tasks {', '.join(f'`{t.name}`' for t in study.suite_tasks)} at the end of training.\n\n"
+        f"**Positive control**: the baseline must beat an extractive floor, each test question's first sentence "
+        f"(lead-1, at most {p.max_target} tokens, no training; scored by the same ROUGE), and must not be collapsed to "
+        f"a template (more than {COLLAPSE_SHARE:.0%} of its test summaries at a seed repeating another, and more than "
+        f"{COLLAPSE_RATIO:g} times the reference summaries' share); otherwise no comparison is a finding. Each "
+        "contrastive row is compared with the row before it in the paper's ablation order (+S with the baseline, "
+        "+S+H with +S, +S+H+D with +S+H)."
     )
 
 
@@ -47,13 +53,19 @@ def record_results(
     suite: suite_rows.SuiteReport | None = None,
 ) -> Path:
     """``results.json`` (per-seed scores, histories, tables, provenance, the paired comparisons of
-    ``rouge_report`` and ``suite_report``) and ``results_table.txt``. The headline comparison is the run file's
-    primary comparison, or the best row's ROUGE-L against the baseline over the test questions and seeds."""
+    ``rouge_report`` and ``suite_report``, the template-collapse check of every row as ``collapse``) and
+    ``results_table.txt`` (with the collapse table). The headline comparison is the run file's primary comparison, or
+    the best row's ROUGE-L against the row before it over the test questions and seeds."""
     means = results.groupby("row", sort=False)[["rouge1", "rouge2", "rougeL", "focus_accuracy"]].mean()
     best = "qfcl" if "qfcl" in means.index else means.index[-1]
     return study.write_record(
         record,
-        {**tables, **(rouge.tables() if rouge else {}), **(suite.tables() if suite else {})},
+        {
+            **tables,
+            "Template collapse: test summaries identical to another of the same seed, %": study.collapse(),
+            **(rouge.tables() if rouge else {}),
+            **(suite.tables() if suite else {}),
+        },
         metrics={
             "per_seed": results.to_dict("records"),
             "mean": means.to_dict("index"),
@@ -69,4 +81,5 @@ def record_results(
         },
         split=study.split_note,
         focus=study.focus_stats(),
+        collapse=study.collapse_record(),
     )
