@@ -105,18 +105,27 @@ def test_study_report_has_every_table_and_figure(reports):
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0 and (run / "figures" / f"{fig}.svg").exists()
     record = json.loads((run / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
-    assert [r["selection"] for r in record["metrics"]["per_seed"] if r["method"] == "zero_shot"] == [None]
-    # the index's comparison is the run file's primary, tested alone
-    assert record["headline"]["comparison"].startswith("Primary comparison (crop_10 - simcse on biosses-all): ")
+    untrained = [r for r in record["metrics"]["per_seed"] if r["method"] not in ("simcse", "crop_10", "mixcse_iw")]
+    assert len(untrained) == 7 and all(0 <= r["selection"] <= 1 for r in untrained)  # the control's candidates
+    # the positive control first (SimCSE against the best training-free row on the selection data): with 4 steps of a
+    # random model it does not pass, so the primary, tested alone, is reported and not a finding
+    control = record["metrics"]["suite"]["control"]
+    assert control["row"] == "simcse" and control["baseline"] in [r["method"] for r in untrained]
+    assert control["outcome"] != "passes" and not any(x.get("finding") for x in record["metrics"]["suite"]["lines"])
+    assert record["headline"]["control"] == control["text"] and "cannot test the paper's claim" in control["text"]
+    assert record["headline"]["comparison"].startswith(
+        "Not a finding, as the positive control did not pass. Primary comparison (crop_10 - simcse on biosses-all): "
+    )
+    assert page.index("Positive control (") < page.index("Primary comparison (") < page.index("mean ± std")
     assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
     assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
-    assert len(record["metrics"]["per_seed"]) == 1 + 3 * 2  # zero-shot once, three trained rows x two seeds
+    assert len(record["metrics"]["per_seed"]) == 1 + 6 + 3 * 2  # untrained rows once, three trained x two seeds
     iw = record["metrics"]["instance_weighting_effect"]
     assert iw["pairs"] > 0 and 0 <= iw["removed"] <= iw["pairs"] and "Instance weighting (phi 0.9) removed" in page
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
     assert suite["groups"]["headline tasks"] == ["biosses-all", "biosses-test", "rqe-test"]  # 16 dev pairs left out
     lines = [line for line in suite["lines"] if line["baseline"]]
-    assert len(lines) == 3 * len(record["parameters"]["suite"])
+    assert len(lines) == 4 * len(record["parameters"]["suite"])  # three rows' baselines and the control's pair
     assert all(interval_and_p_hold(line) for line in lines if not line.get("reason"))
     assert "Which differences are real" in page and "vs SimCSE (dropout views): " in page
     table = (run / "results_table.txt").read_text(encoding="utf-8")
@@ -200,14 +209,25 @@ def test_augmented_sbert_report_fills_table_2_from_real_runs(reports):
         gold = f"{study_task}: gold"
         assert (task, gold, "starting model (no training)") in pairs
         assert {(task, f"{study_task}: gold + {s} silver", gold) for s in ("random", "semantic")} <= pairs
-    assert len(lines) == 3 * 2 + 3 * 3  # k-fold rows only on rqe-test
+    # k-fold rows only on rqe-test; the control (the BLURB cross-encoder teacher - its gold student) on biosses-test,
+    # and its pair beside it on rqe-test
+    assert len(lines) == 3 * 2 + 3 * 3 + 2
+    control = suite["control"]
+    assert (control["row"], control["baseline"], control["task"]) == (
+        "biosses_blurb: cross-encoder",
+        "biosses_blurb: gold",
+        "biosses-test",
+    )
+    assert control["outcome"] == "passes" or not any(line.get("finding") for line in lines)
     assert not any(line["task"] == "biosses-test" and line["row"].startswith("biosses_kfold") for line in lines)
     assert all(
-        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
+        line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= (line["p_adjusted"] or 1) <= 1
         for line in lines
     )
+    assert all(line["p_adjusted"] is not None for line in lines if line["role"] != "aside")
     comparison = record["headline"]["comparison"]
-    assert comparison.startswith(
+    assert (control["outcome"] != "passes") == comparison.startswith("Not a finding, as the positive control")
+    assert comparison.removeprefix("Not a finding, as the positive control did not pass. ").startswith(
         "Primary comparison (biosses_blurb: gold + semantic silver - biosses_blurb: gold on biosses-test): "
         "gold + semantic silver (BIOSSES BLURB) − gold (BIOSSES BLURB): "
     )
@@ -239,20 +259,24 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
     rouge = record["metrics"]["rouge_comparison"]  # ROUGE per test question, paired over questions and seeds
     assert rouge["groups"] == {"headline tasks": [f"meqsum-test-{m}" for m in ("rougeL", "rouge1", "rouge2")]}
     means = {r: sum(s["rougeL"] for s in per_seed if s["row"] == r) / 2 for r in ("baseline", "qfcl")}
-    lines = {(line["task"], line["row"]): line for line in rouge["lines"]}
-    qfcl = lines[("meqsum-test-rougeL", "qfcl")]
-    assert qfcl["baseline"] == "baseline" and qfcl["items"] == 8 and qfcl["seeds"] == 2
+    lines = {(line["task"], line["row"], line["baseline"]): line for line in rouge["lines"]}
+    qfcl = lines[("meqsum-test-rougeL", "qfcl", "baseline")]  # the primary (the ablation steps compare qfcl with sh)
+    assert qfcl["items"] == 8 and qfcl["seeds"] == 2 and ("meqsum-test-rougeL", "qfcl", "sh") in lines
     assert abs(qfcl["difference"] - (means["qfcl"] - means["baseline"])) < 1e-9
-    assert record["headline"]["comparison"].startswith(
+    assert (  # the baseline vs the question's first sentence, and collapsed: the control fails, nothing is a finding
         "Primary comparison (qfcl - baseline on meqsum-test-rougeL): +S+H+D (QFCL) − baseline (cross-entropy only): "
+        in record["headline"]["comparison"]
     )
+    assert rouge["control"]["baseline"] == "lead" and rouge["control"]["outcome"] != "passes"
+    assert not any(line.get("finding") for family in (rouge, record["metrics"]["suite"]) for line in family["lines"])
+    assert record["metrics"]["suite"]["premise"] == rouge["control"]["text"]  # the embedding suite withheld too
     suite = record["metrics"]["suite"]  # every row's CHQ encoder on the suite tasks, MeQSum retrieval apart
     assert suite["groups"] == {
         "headline tasks": ["biosses-test", "rqe-test"],
         "tasks whose data qfcl_summarization trains on (reported apart)": ["meqsum-chq-summary"],
     }
     compared = [line for line in suite["lines"] if line["baseline"]]
-    assert len(compared) == 3 * len(record["parameters"]["suite"])
+    assert len(compared) == 4 * len(record["parameters"]["suite"])  # three ablation steps and the primary
     assert all(
         line["low"] <= line["difference"] <= line["high"] and 0 <= line["p"] <= line["p_adjusted"] <= 1
         for line in compared
@@ -280,7 +304,8 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
         assert (run / "figures" / f"{fig}.png").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
     per_seed = record["metrics"]["per_seed"]
-    assert len(per_seed) == 2 + 5 * 2 and all(-1 <= r["spearman_entity"] <= 1 for r in per_seed)
+    # cls and mean_whitening, the control's four other training-free rows, five trained rows x two seeds
+    assert len(per_seed) == 2 + 4 + 5 * 2 and all(-1 <= r["spearman_entity"] <= 1 for r in per_seed)
     sweep = record["metrics"]["sweeps"]["none_share"]
     assert sorted({r["none_share"] for r in sweep}) == [0.0, 0.1, 0.5] and {r["method"] for r in sweep} == {
         "simcse",
@@ -293,11 +318,16 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     # BIOSSES dev selects here: the headline reads the test pairs, not all pairs; the primary (on all pairs) is
     # tested on the pairs that share no text with the selection data
     assert record["headline"]["name"].startswith("BIOSSES test-pair Spearman")
-    assert record["headline"]["comparison"].startswith("Primary comparison (medse - simcse on biosses-all): ")
+    assert "Primary comparison (medse - simcse on biosses-all): " in record["headline"]["comparison"]
+    control = suite["control"]  # SimCSE against the best training-free row on the selection data
+    assert control["row"] == "simcse" and control["baseline"] in {r["method"] for r in per_seed if r["seed"] == 0}
+    assert control["outcome"] == "passes" or not any(line.get("finding") for line in suite["lines"])
     left_out = {line["task"]: line["left_out"] for line in suite["lines"]}
     # BIOSSES dev selects the checkpoints: its 16 pairs and 3 more that reuse one of their sentences are left out
     assert left_out == {"biosses-all": 19, "biosses-test": 0, "rqe-test": 0}
-    baselines = {line["row"]: line["baseline"] for line in suite["lines"]}
+    baselines = {
+        line["row"]: line["baseline"] for line in suite["lines"] if line.get("role") not in ("control", "aside")
+    }
     assert baselines == {
         "cls": None,
         "mean_whitening": None,  # no row "mean" to compare it with
@@ -306,9 +336,10 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
         "consert_cutoff": "cls",
         "consert_shuffle": "cls",
         "medse": "simcse",
+        **dict.fromkeys(["cls_whitening", "mean", "first_last_avg", "first_last_avg_whitening"]),  # the control's
     }
     lines = [line for line in suite["lines"] if line["baseline"]]
-    assert len(lines) == 5 * len(record["parameters"]["suite"])
+    assert len(lines) == 6 * len(record["parameters"]["suite"])  # five rows' baselines and the control's pair
     tested = [line for line in lines if not line.get("reason")]
     assert tested and all(interval_and_p_hold(line) for line in tested)
     comparison = record["headline"]["comparison"]
@@ -391,7 +422,8 @@ def test_index_groups_runs_by_study_with_its_question_comparison_and_main_figure
     assert "<img src='augmented_sbert/smoke/figures/scores.png'" in index
     record = json.loads((reports / "simcse_augmentations" / "smoke" / "results.json").read_text(encoding="utf-8"))
     comparison = record["headline"]["comparison"]  # the run file's primary, tested alone
-    assert comparison.startswith("Primary comparison (") and html.escape(comparison) in index
+    assert "Primary comparison (" in comparison and html.escape(comparison) in index
+    assert html.escape(record["headline"]["control"]) in index  # the positive control, above it
     assert " p = " in comparison or " p < " in comparison
     assert f"<b>Finds:</b> {html.escape(findings(record))}" in index
 
