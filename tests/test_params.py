@@ -190,6 +190,8 @@ def test_medse_sizes_must_fit_the_corpus_and_the_whitening_the_model():
         MedSEParams.from_dict({"model": "tiny-random-bert", "train_size": 960_000}).check_resources()
     with pytest.raises(ParameterError, match="whitening_sentences': whitening tiny-random-bert's 32 dimensions"):
         MedSEParams.from_dict({"model": "tiny-random-bert", "whitening_sentences": 32}).check_resources()
-    MedSEParams.from_dict(
-        {"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["simcse"]}
-    ).check_resources()
+    with pytest.raises(ParameterError, match="whitening_sentences"):  # SimCSE brings the control's whitening rows
+        MedSEParams.from_dict(
+            {"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["simcse"]}
+        ).check_resources()
+    MedSEParams.from_dict({"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["ct"]}).check_resources()
