@@ -377,23 +377,30 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
         return f"(No snapshot of `{'/'.join(HEADLINE)}` is committed yet: `python -m kit.docs snapshot` adds it.)\n"
     suite = record["metrics"]["suite"]
     primary = primary_line(suite)
-    shown = ([primary] if primary else []) + [line for _, line in headline_comparisons(suite)]
+    control = next((line for line in suite["lines"] if line.get("role") == "control"), None)
+    alone = [line for line in (control, primary) if line]
+    shown = alone + [line for _, line in headline_comparisons(suite)]
     rows = []
     for line in shown:
         tested = not line.get("reason")
-        is_primary = line.get("role") == "primary"
+        role = line.get("role")
+        if role == "control" or not line.get("significant"):
+            significant = "**yes**" if line.get("significant") else "no"
+        else:
+            significant = "**yes**" if line.get("finding", True) else "at alpha, not a finding"
         rows.append(
             {
-                "comparison": comparison_name(suite, line) + (" (**primary**)" if is_primary else ""),
+                "comparison": comparison_name(suite, line)
+                + {"control": " (**positive control**)", "primary": " (**primary**)"}.get(role, ""),
                 "task": f"`{line['task']}` ({line['items']} items)",
                 "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]) if tested else "",
                 "p": format_p(line["p"]) if tested else "",
-                "tested": "alone" if is_primary else f"{suite['correction']}, {int(line['family_size'])}",
+                "tested": "alone" if line in alone else f"{suite['correction']}, {int(line['family_size'])}",
                 "family interval": signed_interval(line["difference"], line["family_low"], line["family_high"])
-                if tested and not is_primary
+                if tested and line not in alone
                 else "",
                 "p adjusted": format_p(line["p_adjusted"]) if tested else "",
-                "significant": "**yes**" if line.get("significant") else "no",
+                "significant": significant,
             }
         )
     text = suite.get("primary_text") or "The run declares no primary comparison."
