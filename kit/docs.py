@@ -384,8 +384,10 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
     for line in shown:
         tested = not line.get("reason")
         role = line.get("role")
-        if role == "control" or not line.get("significant"):
-            significant = "**yes**" if line.get("significant") else "no"
+        if role == "control":
+            significant = f"control {suite['control']['outcome']}"
+        elif not line.get("significant"):
+            significant = "no"
         else:
             significant = "**yes**" if line.get("finding", True) else "at alpha, not a finding"
         rows.append(

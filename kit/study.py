@@ -174,6 +174,13 @@ def with_control_rows(rows: Sequence[str], base: str = "simcse") -> list[str]:
     return [*rows, *(r for r in CONTROL_ROWS if base in rows and r not in rows)]
 
 
+NO_CONTROL = (
+    "No positive control: this run lacks the rows its study's control compares (the base method, or what it is "
+    "tested against), so its premise is not shown and no method comparison is a finding (they are shown, labelled "
+    "as such)."
+)
+"""The premise of a study's reports when its run cannot form the control (``StudyBase.control_of``)."""
+
 HEADLINE_TASKS = {"spearman_all": "biosses-all", "spearman_test": "biosses-test"}
 """The suite task with the items of each BIOSSES headline column (studies 1 in English and 4)."""
 
@@ -501,12 +508,15 @@ class StudyBase:
 
     def control_of(self, tasks: Sequence[Task]) -> dict:
         """A report's positive control: the study's ``control()`` when its task is among ``tasks``; else, when that
-        control did not pass in the report that holds it (``control_report``), its sentences as ``premise``."""
+        control did not pass in the report that holds it (``control_report``), its sentences as ``premise``; when the
+        run cannot form one, ``NO_CONTROL`` as ``premise``: its premise is not shown, so nothing is a finding."""
         control = self.control()
         if control is None:
-            return {}
+            return {"premise": NO_CONTROL}
         if control.task in {t.name for t in tasks}:
             return {"control": control}
+        if self.control_report().control is None:
+            raise ValueError(f"the positive control's task {control.task} is in none of the run's reports")
         return {"premise": self.control_report().withheld()}
 
     def control(self) -> suite_rows.Control | None:
@@ -514,10 +524,17 @@ class StudyBase:
         on, tested before them. None: this run cannot form one (its rows lack the base method)."""
         return None
 
-    def training_free_control(self, base: str, candidates: Sequence[str], task: str) -> suite_rows.Control:
+    def training_free_control(self, base: str = "simcse") -> suite_rows.Control | None:
         """Studies 1 and 4's positive control: ``base`` (SimCSE) against the best of the start's training-free rows
-        ``candidates`` (each pooler with and without whitening) on the selection data (each row's ``selection``
-        metric, read from its run), compared on ``task``. A tie goes to the candidate listed first."""
+        (``CONTROL_ROWS``: each pooling with and without whitening) on the selection data (each row's ``selection``
+        metric, read from its run), compared on the primary's task, else the paper's when the suite scores it, else
+        the first suite task. A tie goes to the candidate listed first. None when ``base`` is not in ``rows``."""
+        if base not in self.p.rows:
+            return None
+        suite = [t.name for t in self.suite_tasks]
+        declared = [d.task for d in (self.primary(), self.paper_effect()) if d is not None and d.task in suite]
+        task = (declared or suite)[0]
+        candidates = CONTROL_ROWS
         scores = {row: 100 * self.run(row, self.row_seeds()[row][0])["metrics"]["selection"] for row in candidates}
         best = max(scores, key=lambda row: scores[row])
         shown = ", ".join(f"{row} {score:.1f}" for row, score in scores.items())

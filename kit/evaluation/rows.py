@@ -382,9 +382,10 @@ def control_summary(compared: pd.DataFrame, control: Control, digits: int = 1) -
         "not shown": "not shown (the interval reaches zero)",
         "not tested": "not tested",
     }[outcome]
+    held = "does not hold here" if outcome == "fails" else "is not shown to hold here"
     return (
-        f"{head}{result}: {why}.{vetoes} This setting cannot test the paper's claim: the premise does not hold "
-        "here, so no method comparison below is a finding (they are shown, labelled as such)."
+        f"{head}{result}: {why}.{vetoes} This setting cannot test the paper's claim: the premise {held}, so no "
+        "method comparison below is a finding (they are shown, labelled as such)."
     )
 
 
@@ -427,12 +428,12 @@ def families(
     pairs = set(zip(lines.task, lines.row, lines.baseline))
     role = {}
     for index, line in lines.iterrows():
-        if control is not None and control.is_line(line):
+        if primary is not None and primary.is_line(line):
+            role[index] = "primary"  # a primary that is also the control stays the primary, tested alone as both
+        elif control is not None and control.is_line(line):
             role[index] = "control"
         elif control is not None and (line.row, line.baseline) == (control.row, control.baseline):
             role[index] = "aside"
-        elif primary is not None and primary.is_line(line):
-            role[index] = "primary"
         elif not line.comparison.tested:
             role[index] = "not tested"
         elif (
@@ -544,7 +545,7 @@ def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 
     p = format_p(line.p)
     alone = f"{_interval(line.difference, line.low, line.high, digits)} (p {p if p.startswith('<') else '= ' + p})"
     if line.role == "within":
-        return f"{head}: {alone}: its items lie within `{line.within}`, whose comparison is the finding"
+        return f"{head}: {alone}: its items lie within `{line.within}`, whose comparison is the one tested"
     if line.role == "aside":
         return f"{head}: {alone}: the positive control's pair on another task, reported and not tested"
     family = ""

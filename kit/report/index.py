@@ -135,6 +135,7 @@ def findings(record: dict, shown: int = 3) -> str:
     there is neither."""
     control, primary = control_finding(record), primary_finding(record)
     if withheld(record):
+        control = control or "no positive control (the run lacks its rows)"
         return f"{control}: so no comparison is a finding" + (f" ({primary})" if primary else "")
     primary = f"{control}; {primary}" if control and primary else control or primary
     families = corrected_families(record)

@@ -88,7 +88,9 @@ def scores_table(record: dict, row: str) -> str:
         return "The report scored this row on no suite task.\n"
     methods = {(line["task"], line["row"]): line["method"] for line in suite["lines"]}
     correction = suite.get("correction", "none")
+    premise = (suite.get("control") or {}).get("text") or suite.get("premise")
     out = [
+        *([premise, ""] if premise else []),
         f"| task | metric | items | score [{suite.get('confidence', 0.95):.0%}] | compared with | difference [family "
         f"interval] | p ({correction}) |",
         "|---|---|---:|---|---|---|---:|",
@@ -98,12 +100,12 @@ def scores_table(record: dict, row: str) -> str:
         versus, difference, p = "", "", ""
         if line.get("baseline"):
             versus = methods.get((line["task"], line["baseline"]), line["baseline"])
-            tested = line.get("role") in ("primary", "secondary")
+            tested = line.get("role") in ("control", "primary", "secondary")
             low, high = (line["family_low"], line["family_high"]) if tested else (line["low"], line["high"])
             difference = signed_interval(line["difference"], low, high, 2) if low is not None else ""
-            p = (format_p(line["p_adjusted"]) if tested else f"({line.get('role')})") + (
-                " *" if line.get("significant") else ""
-            )
+            control = line.get("role") == "control"
+            star = line.get("significant") if control else line.get("finding", line.get("significant"))
+            p = (format_p(line["p_adjusted"]) if tested else f"({line.get('role')})") + (" *" if star else "")
         out.append(
             f"| `{line['task']}` | {line['metric']} | {line['items']} | {score} | {versus} | {difference} | {p} |"
         )

@@ -638,7 +638,8 @@ class Study(StudyBase):
         silver pairs for, on held-out gold pairs. ``<b>: cross-encoder`` against ``<b>: gold`` on the primary's task,
         ``<b>`` the primary's benchmark; without a primary, on the paper's task (``paper_effect``), ``<b>`` the
         first benchmark whose rows are scored there. None when the cross-encoder row cannot be scored on that task
-        (not a pair task of the suite, or the benchmark trained on its pairs: ``rows_left_out``). Reads only the
+        (not a pair task of the suite, a task whose data study 2 trains on, or the benchmark trained on its pairs:
+        ``rows_left_out``): a teacher would be scored on its own training pairs. Reads only the
         runs of the benchmarks it considers (``trains_on``)."""
         primary = self.primary()
         if primary is not None:
@@ -647,7 +648,7 @@ class Study(StudyBase):
             candidates = [b for b in named if b in self.p.benchmarks][:1]
         else:
             task, candidates = self.paper_effect().task, list(self.p.benchmarks)
-        scored = next((t for t in self.pair_tasks if t.name == task), None)
+        scored = next((t for t in self.pair_tasks if t.name == task and not t.seen("augmented_sbert")), None)
         benchmark = next((b for b in candidates if scored and not self.left_out_of(b, scored)), None)
         if benchmark is None:
             return None

@@ -55,7 +55,7 @@ from kit.studies.medse_entity_definitions.method import (
     training_mixture,
 )
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
-from kit.study import CONTROL_ROWS, SUITE_FILE, StudyBase
+from kit.study import SUITE_FILE, StudyBase
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
 
@@ -300,7 +300,7 @@ class Study(StudyBase):
         else:
             settings["train"] = asdict(p.train_config(seed))
             settings["pooler"] = p.pooler
-            settings["select_on"] = p.select_on  # zero-shot runs select no checkpoint: their keys stay
+            settings["select_on"] = p.select_on
             if self.saves_model(row, seed, variant):
                 settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
             if row.kind == "medse":
@@ -493,11 +493,9 @@ class Study(StudyBase):
         return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
 
     def control(self) -> suite_rows.Control | None:
-        """SimCSE against the start's best training-free embedding on the selection data (``CONTROL_ROWS``),
-        compared on the primary's task (else the paper's); None without SimCSE."""
-        if "simcse" not in self.p.rows:
-            return None
-        return self.training_free_control("simcse", CONTROL_ROWS, (self.primary() or self.paper_effect()).task)
+        """SimCSE against the start's best training-free embedding on the selection data
+        (``StudyBase.training_free_control``)."""
+        return self.training_free_control("simcse")
 
     def paper_effect(self) -> suite_rows.PaperEffect:
         return suite_rows.PaperEffect(
@@ -514,6 +512,8 @@ class Study(StudyBase):
         (``starting_row``: what the objective adds); a whitening row with its pooler without whitening.
         None: no such row in the table (the other pooling rows are shown without a comparison)."""
         row, rows = ROWS[name], self.p.rows
+        if name not in rows:  # a row the positive control added: compared with nothing else
+            return None
         if row.kind == "zero_shot":
             plain = name.removesuffix("_whitening")
             return plain if row.whitening and plain in rows else None

@@ -360,12 +360,12 @@ class Study(StudyBase):
     def baseline_of(self, row: str) -> str | None:
         """The row before ``row`` in the paper's ablation order (``ABLATION_ORDER``: + S against the baseline, + S + H
         against + S, + S + H + D (QFCL) against + S + H), as the paper claims each component adds to the ones before
-        it; the baseline when that row is not in the run's rows; None for the baseline and the extractive floor (the
-        positive control compares them) or when the run has no baseline either."""
-        if row not in ABLATION_ORDER or row == ABLATION_ORDER[0]:
+        it; the nearest earlier row of the order when that one is not in the run's rows; None for the baseline and the
+        extractive floor (the positive control compares them) or when no earlier row is in the run."""
+        if row not in ABLATION_ORDER:
             return None
-        before = ABLATION_ORDER[ABLATION_ORDER.index(row) - 1]
-        return before if before in self.p.rows else "baseline" if "baseline" in self.p.rows else None
+        earlier = [r for r in ABLATION_ORDER[: ABLATION_ORDER.index(row)] if r in self.p.rows]
+        return earlier[-1] if earlier else None
 
     # ---- the extractive floor and the template-collapse check -------------------------------------------------
     @functools.cached_property

@@ -46,7 +46,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     source_task,
 )
 from kit.studies.simcse_augmentations.params import ROWS, Row, SimCSEParams
-from kit.study import CONTROL_ROWS, StudyBase, best_row
+from kit.study import StudyBase, best_row
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
 
@@ -317,13 +317,9 @@ class Study(StudyBase):
         return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.table_rows()}
 
     def control(self) -> Control | None:
-        """SimCSE against the start's best training-free embedding on the selection data (``CONTROL_ROWS``),
-        compared on the primary's task (else the paper's, else the first suite task); None without SimCSE."""
-        if "simcse" not in self.p.rows:
-            return None
-        declared = self.primary() or self.paper_effect()
-        task = declared.task if declared else self.suite_tasks[0].name
-        return self.training_free_control("simcse", CONTROL_ROWS, task)
+        """SimCSE against the start's best training-free embedding on the selection data
+        (``StudyBase.training_free_control``)."""
+        return self.training_free_control("simcse")
 
     def row_fixed(self, row: str) -> bool:
         """The starting model (no training): one set of outputs."""

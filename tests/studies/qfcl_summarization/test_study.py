@@ -314,7 +314,7 @@ def test_no_control_without_a_baseline(tmp_path):
     "rows, expected",
     [
         (["baseline", "s", "sh", "qfcl"], {"baseline": None, "s": "baseline", "sh": "s", "qfcl": "sh"}),
-        (["baseline", "s", "qfcl"], {"baseline": None, "s": "baseline", "qfcl": "baseline"}),  # no +S+H: the baseline
+        (["baseline", "s", "qfcl"], {"baseline": None, "s": "baseline", "qfcl": "s"}),  # no +S+H: the nearest earlier
         (["baseline", "qfcl"], {"baseline": None, "qfcl": "baseline"}),
         (["s", "sh", "qfcl"], {"s": None, "sh": "s", "qfcl": "sh"}),
         (["sh", "qfcl"], {"sh": None, "qfcl": "sh"}),
