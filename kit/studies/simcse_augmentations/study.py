@@ -258,12 +258,15 @@ class Study(StudyBase):
         )
 
     def baseline_of(self, name: str) -> str | None:
-        """The row each row is compared with: SimCSE with the starting model, every other trained row with
-        SimCSE (or with the starting model when SimCSE is not in the table); an untrained row with none (the
+        """The row each row is compared with: SimCSE with the starting model; MixCSE-IW with MixCSE alone when both
+        are in the table (what instance weighting adds, the ablation of Zhou et al. 2022); every other trained row
+        with SimCSE (or with the starting model when SimCSE is not in the table); an untrained row with none (the
         positive control compares SimCSE with the best of them)."""
         rows = self.p.rows
         if not ROWS[name].trained:
             return None
+        if name == "mixcse_iw" and "mixcse_iw_no_iw" in rows:
+            return "mixcse_iw_no_iw"
         if name == "simcse" or "simcse" not in rows:
             return "zero_shot" if "zero_shot" in rows else None
         return "simcse"

@@ -157,3 +157,23 @@ def test_the_checkpoint_policy_says_which_reported_pairs_the_selection_data_shar
     policy = report.describe(study).split("**Checkpoint policy**")[1].split("\n\n")[0]
     assert study.selected_on() in policy and says in policy
     assert ("dev split of the cosine view" in policy) == ("dev" in select_on)
+
+
+def test_each_row_is_compared_with_its_ablation_and_the_control_rows_with_nothing():
+    """SimCSE with the start, MixCSE-IW with MixCSE alone (what instance weighting adds), other trained rows with
+    SimCSE; the rows the positive control adds are in the table and compared with nothing."""
+    study = object.__new__(Study)  # baseline_of reads the parameters alone
+    study.p = Params.from_dict({"rows": ["zero_shot", "simcse", "crop_10", "mixcse_iw", "mixcse_iw_no_iw"]})
+    baselines = {row: study.baseline_of(row) for row in study.p.table_rows()}
+    assert baselines == {
+        "zero_shot": None,
+        "simcse": "zero_shot",
+        "crop_10": "simcse",
+        "mixcse_iw": "mixcse_iw_no_iw",
+        "mixcse_iw_no_iw": "simcse",
+        **dict.fromkeys(
+            ["cls", "cls_whitening", "mean", "mean_whitening", "first_last_avg", "first_last_avg_whitening"]
+        ),
+    }
+    study.p = Params.from_dict({"rows": ["zero_shot", "simcse", "mixcse_iw"]})
+    assert study.baseline_of("mixcse_iw") == "simcse"
