@@ -329,6 +329,7 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
     for path in sorted((PARAMS / notebook).glob("*.yaml")):
         description = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("description", "")
         out.append(f"| `{path.name}` | {_cell(' '.join(str(description).split()))} |")
+    out += search_section(notebook, snapshots)
     out += ["", "## What the measured runs can and cannot show", ""]
     runs = [(run, record) for (nb, run), record in snapshots.items() if nb == notebook]
     if not runs:
@@ -341,6 +342,48 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
         text = f"{head.get('control', '')} {head.get('comparison') or head.get('name')} {_power(record)}".strip()
         out.append(f"- [`{run}`](../results.md): {text}")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+SEARCH = "search_"
+"""The run files of a study's search for a setting where its positive control can pass (their snapshots' names)."""
+
+
+def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> list[str]:
+    """A study page's search for a passing control, from the snapshots of its ``search_*`` run files (the control's
+    base row and the start's training-free rows): per setting, the base row's score on the selection data (its
+    selected checkpoint's, first seed) against the best training-free row's there; [] without such snapshots."""
+    runs = [(run, r) for (nb, run), r in snapshots.items() if nb == notebook and run.startswith(SEARCH)]
+    found = [(run, r, (r["metrics"].get("suite") or {}).get("control")) for run, r in runs]
+    found = [(run, r, c) for run, r, c in found if c]
+    if not found:
+        return []
+    rows = []
+    for run, record, control in found:
+        params, per_seed = record["parameters"], record["metrics"]["per_seed"]
+        score = {line["method"]: 100 * line["selection"] for line in per_seed if line.get("selection") is not None}
+        base = score.pop(control["row"], None)
+        free = max(score, key=score.get) if score else None  # a search file's other rows: the training-free ones
+        best = score.get(free)
+        rows.append(
+            {
+                "run file": f"`{run}.yaml`",
+                "pooler, temperature, steps": f"{params['pooler']}, {params['temperature']}, {params['steps']}",
+                f"{control['row']} on the selection data": number(base, 1),
+                "best training-free row there": f"{free} {number(best, 1)}",
+                "difference": "" if base is None or best is None else f"{base - best:+.1f}".replace("-", "−"),
+            }
+        )
+    return [
+        "",
+        "## The search for a setting where the control can pass",
+        "",
+        "Generated from the snapshots of the `search_*` run files: one seed per setting, read on the selection data "
+        "alone (x100), the base method's selected checkpoint against the best of the start's training-free "
+        "embeddings there. A setting above zero here is one to declare and run with seeds in a file of its own, "
+        "whose control then tests it on its task; a search, not a test, so no interval is stated.",
+        "",
+        markdown_table(rows).rstrip("\n"),
+    ]
 
 
 def parameters_page() -> str:

@@ -525,25 +525,35 @@ class StudyBase:
         return None
 
     def training_free_control(self, base: str = "simcse") -> suite_rows.Control | None:
-        """Studies 1 and 4's positive control: ``base`` (SimCSE) against the best of the start's training-free rows
-        (``CONTROL_ROWS``: each pooling with and without whitening) on the selection data (each row's ``selection``
-        metric, read from its run), compared on the primary's task, else the paper's when the suite scores it, else
-        the first suite task. A tie goes to the candidate listed first. None when ``base`` is not in ``rows``."""
+        """Studies 1 and 4's positive control: ``base`` (SimCSE) against the strongest of the start's training-free
+        rows (``CONTROL_ROWS``: each pooling with and without whitening) on the control's task itself (its items the
+        report keeps), the primary's task, else the paper's when the suite scores it, else the first suite task. The
+        choice is conservative on purpose: the best of six on the same items favours the baseline, so the control
+        passes only when training beats every embedding the start gives for free. (Choosing on the selection data
+        was tried first: on the demo's start RQE validation separated the six by 2.3 points of average precision
+        while they differed by 24 points on all BIOSSES pairs, so its choice was close to arbitrary.) A tie goes to
+        the candidate listed first. None when ``base`` is not in ``rows``."""
         if base not in self.p.rows:
             return None
         suite = [t.name for t in self.suite_tasks]
         declared = [d.task for d in (self.primary(), self.paper_effect()) if d is not None and d.task in suite]
-        task = (declared or suite)[0]
-        candidates = CONTROL_ROWS
-        scores = {row: 100 * self.run(row, self.row_seeds()[row][0])["metrics"]["selection"] for row in candidates}
+        tasks = [t for t in self.suite_tasks if t.name == (declared or suite)[0]]
+        outputs = {
+            row: [self.suite_outputs(self.row_run_dir(row, seed), functools.partial(self.run, row, seed))]
+            for row in CONTROL_ROWS
+            for seed in self.row_seeds()[row][:1]
+        }
+        labels = {row: self.row_label(row) for row in outputs}
+        evidence = suite_rows.Evidence.of(outputs, [], tasks, labels, keep=self.kept_items(tasks), fixed=list(outputs))
+        scores = {row: 100 * evidence.scores(evidence.tasks[0], row).value for row in outputs}
         best = max(scores, key=lambda row: scores[row])
         shown = ", ".join(f"{row} {score:.1f}" for row, score in scores.items())
         return suite_rows.Control(
             base,
             best,
-            task,
-            f"{self.row_label(base)} beats the start's best training-free embedding",
-            f"best of {len(scores)} training-free embeddings on the selection data, x100: {shown}",
+            tasks[0].name,
+            f"{self.row_label(base)} beats every training-free embedding of its start",
+            f"the strongest of {len(scores)} training-free embeddings on this task, x100: {shown}",
         )
 
     def control_report(self) -> suite_rows.SuiteReport:
