@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kit.core.files import write_text_atomic
 from kit.evaluation.inference import format_p
-from kit.evaluation.rows import CORRECTION_NAMES
+from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
 from kit.report.tables import signed_interval
 
 PREVIOUS = ".previous"
@@ -115,9 +115,9 @@ def control_finding(record: dict) -> str:
 
 
 def withheld(record: dict) -> bool:
-    """Whether a positive control of the run did not pass (no comparison of it is a finding)."""
-    families = corrected_families(record)
-    return any((f.get("control") or {}).get("outcome", "passes") != "passes" or f.get("premise") for f in families)
+    """Whether a positive control of the run did not pass (no comparison of it is a finding): any family's
+    ``withheld_by``."""
+    return any(withheld_by(family) for family in corrected_families(record))
 
 
 def corrected_families(record: dict) -> list[dict]:
