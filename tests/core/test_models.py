@@ -109,6 +109,8 @@ def test_masked_mean_ignores_masked_tokens_and_gives_zeros_for_an_empty_mask():
     [
         ("pubmed-bert-mini", "the patients were treated with intravenous antibiotics"),
         ("chineseblue-bert-mini", "慢性胃炎怎么治疗"),
+        ("pubmed-bert-small", "the patients were treated with intravenous antibiotics"),
+        ("chineseblue-bert-small", "慢性胃炎怎么治疗"),
     ],
 )
 def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
@@ -172,3 +174,10 @@ def test_architectures_without_sdpa_load_with_eager_attention(tmp_path):
     st = SentenceTransformer(str(tmp_path / "st"), device="cpu")
     np.testing.assert_allclose(enc.encode(TEXTS), st.encode(TEXTS), atol=1e-5)
     assert Encoder.from_pretrained("minilm").backbone.config._attn_implementation == "sdpa"
+
+
+def test_every_folder_under_models_is_an_alias():
+    """A checkpoint committed under models/ is reachable by its folder's name (and no alias lacks its folder)."""
+    from kit.core.models import PRETRAINED, PRETRAINED_FOLDER
+
+    assert sorted(PRETRAINED) == sorted(p.name for p in PRETRAINED_FOLDER.iterdir() if p.is_dir())
