@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 import types
 import typing
@@ -100,6 +99,8 @@ def selection_param(own_dev: str, default: list[str] | None = None, none: str = 
 
 
 LANGUAGES = {"en": "English", "zh": "Chinese"}
+MAX_SEEDS = 100
+"""Seeds a run file may list: each is a training of every trained row (100 already take days on a CPU)."""
 
 
 def check_task_languages(params: Params, language: str, keys: tuple[str, ...] = ("suite", "select_on")) -> None:
@@ -245,6 +246,8 @@ def _constraint_text(meta: dict, tp) -> str:
         parts.append("non-empty")
     if meta["unique"]:
         parts.append("no repeats")
+    if meta.get("max_items") is not None:
+        parts.append(f"at most {meta['max_items']} values")
     return "; ".join(parts)
 
 
@@ -301,9 +304,6 @@ class Params:
             check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
         params.comparisons()
-        effect = getattr(params, "primary_effect", None)
-        if effect is not None and not math.isfinite(effect):
-            raise ParameterError(f"parameter 'primary_effect': must be a finite number above 0, got {effect!r}")
         try:
             params.primary_comparison()
         except ParameterError:
@@ -456,7 +456,9 @@ class EncoderParams(Params):
 
     model: str = model_param()
     pooler: PoolerName = param("mean", "how the trained encoder's token states become a sentence embedding")
-    seeds: list[int] = param([0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True)
+    seeds: list[int] = param(
+        [0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True, max_items=MAX_SEEDS
+    )
 
 
 @dataclass

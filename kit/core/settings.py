@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import reprlib
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -34,12 +36,14 @@ def setting(
     choices=None,
     nonempty: bool = False,
     unique: bool = False,
+    max_items: int | None = None,
     available: Callable[[Any], None] | None = None,
 ):
     """A documented setting (a dataclass field). ``min``/``max`` (inclusive), ``gt``/``lt`` (exclusive) and
-    ``choices`` constrain the value, or each item of a list; ``nonempty`` and ``unique`` constrain a
-    list. ``available(value)`` raises when the value names something (a model) that cannot be
-    loaded here; ``check_resources`` calls it. A list default is copied for every instance."""
+    ``choices`` constrain the value, or each item of a list; a float (or float item) must be finite;
+    ``nonempty``, ``unique`` and ``max_items`` constrain a list. ``available(value)`` raises when the value
+    names something (a model) that cannot be loaded here; ``check_resources`` calls it. A list default is
+    copied for every instance."""
     metadata = {
         "help": help,
         "min": min,
@@ -48,6 +52,7 @@ def setting(
         "lt": lt,
         "nonempty": nonempty,
         "unique": unique,
+        "max_items": max_items,
         "choices": None if choices is None else tuple(choices),
         "available": available,
     }
@@ -65,12 +70,19 @@ short_repr = _REPR.repr
 
 
 def check_constraints(key: str, value: Any, meta: dict) -> None:
+    """Raise ``ParameterError`` naming ``key`` when ``value`` breaks its declaration ``meta`` (``setting``); the work
+    is linear in the length of a list."""
     if isinstance(value, list):
         if meta["nonempty"] and not value:
             raise ParameterError(f"parameter '{key}': give at least one value")
-        repeated = sorted({json.dumps(v) for v in value if value.count(v) > 1})
-        if meta["unique"] and repeated:
-            raise ParameterError(f"parameter '{key}': value(s) {', '.join(repeated)} given more than once")
+        if meta.get("max_items") is not None and len(value) > meta["max_items"]:
+            raise ParameterError(f"parameter '{key}': give at most {meta['max_items']} values, got {len(value):,}")
+        if meta["unique"]:
+            counts = Counter(json.dumps(v, sort_keys=True) for v in value)
+            repeated = sorted(v for v, n in counts.items() if n > 1)
+            if repeated:
+                shown = ", ".join(repeated[:8]) + (f" and {len(repeated) - 8:,} more" if len(repeated) > 8 else "")
+                raise ParameterError(f"parameter '{key}': value(s) {shown} given more than once")
     items = value if isinstance(value, list) else [value]
     unknown = [v for v in items if meta["choices"] is not None and v is not None and v not in meta["choices"]]
     if unknown:
@@ -78,8 +90,11 @@ def check_constraints(key: str, value: Any, meta: dict) -> None:
             f"parameter '{key}': unknown value(s) {short_repr(unknown)}; allowed: {list(meta['choices'])}"
         )
     for v in items:
-        if v is None or isinstance(v, (str, bool)):
+        if v is None or isinstance(v, (str, bool)) or not isinstance(v, (int, float)):
             continue
+        if isinstance(v, float) and not math.isfinite(v):  # NaN passes every comparison below; inf every "above"
+            bounds = f" {bound_words(meta)}" if bound_words(meta) else ""
+            raise ParameterError(f"parameter '{key}': must be a finite number{bounds}, got {short_repr(value)}")
         for bound, fails in (
             ("min", lambda b: v < b),
             ("max", lambda b: v > b),
