@@ -197,3 +197,20 @@ def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_comput
     assert len(cached) == len(finished)
     now = result_times(run_dir)
     assert len(now) == planned and {k: now[k] for k in finished} == finished  # finished runs untouched
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [
+        ("nonsense:99999", "port '99999' is not an integer from 1 to 65535"),
+        ("ray://head:0", "port '0' is not an integer from 1 to 65535"),
+        ("head:port", "port 'port' is not an integer from 1 to 65535"),
+        ("nonsense", "not a Ray address: give host:port, ray://host:port or auto"),
+    ],
+)
+def test_a_ray_address_is_checked_before_any_connection(address, message, capsys):
+    """``--ray nonsense:99999`` retried the connection for minutes."""
+    with pytest.raises(SystemExit) as exit_:
+        batch_main([str(PARAMS / "explore_augmentations" / "smoke.yaml"), "--ray", address])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and f"argument --ray: {address}: {message}" in line

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -107,10 +108,17 @@ def output_folder(text: str) -> str:
     either one where this process can write (tried with an unnamed temporary file: permission bits do not
     bind root, and /proc refuses new files whatever they say). Nothing is left behind."""
     path = Path(text)
-    try:
-        existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    try:  # lexists: a link that cannot be followed (a loop, a missing target) is found, not walked past
+        existing = next(p for p in (path.absolute(), *path.absolute().parents) if os.path.lexists(p))
+        followed = existing.exists()
     except OSError as err:  # a parent this user cannot search
         raise argparse.ArgumentTypeError(f"{path}: {err.strerror}; give a folder you can write in") from None
+    if not followed:
+        where = path if existing == path.absolute() else f"{path} is under {existing}, which"
+        raise argparse.ArgumentTypeError(
+            f"{where} is a symbolic link that cannot be followed (a loop, or its target is missing); "
+            "give a folder you can write in"
+        )
     if existing.is_dir() and _writable(existing):
         return text
     what = "not writable by this user" if existing.is_dir() else "a file"

@@ -20,7 +20,11 @@ BAD_ARGUMENTS = {
     "max length 2, no room for a text token": (["--max-length", "2"], "argument --max-length: must be an integer >= 3"),
     "device gpu": (["--device", "gpu"], "argument --device: device 'gpu' is not one of 'auto', 'cpu', 'mps', 'cuda'"),
     "device cuda:99": (["--device", "cuda:99"], "argument --device: device 'cuda:99'"),
-    "resamples 0": (["--resamples", "0"], "argument --resamples: must be an integer >= 100, got 0"),
+    "resamples 0": (["--resamples", "0"], "argument --resamples: must be an integer in 100..100000, got 0"),
+    "resamples 1e9": (
+        ["--resamples", "1000000000"],
+        "argument --resamples: must be an integer in 100..100000, got 1000000000",
+    ),
     "compare an unknown model": (
         ["--compare", "tiny-random-bert", "minilm"],
         "argument --compare: comparison tiny-random-bert - minilm: minilm is not one of the models",
@@ -188,3 +192,36 @@ def test_an_output_folder_in_a_filesystem_that_takes_no_files_is_refused(tmp_pat
 def test_an_output_folder_that_is_not_writable_is_refused(tmp_path, capsys, read_only):
     line = refusal(tmp_path, capsys, ["--out", read_only / "out"])
     assert f"argument --out: {read_only / 'out'} is under {read_only}, which is not writable by this user" in line
+
+
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+@pytest.mark.parametrize("link", ["loop", "dangling"])
+def test_an_output_folder_through_a_link_that_cannot_be_followed_is_refused(tmp_path, capsys, option, link):
+    """A symbolic-link loop does not "exist", so the check walked past it: everything was computed, then a
+    25-line traceback."""
+    (tmp_path / link).symlink_to(tmp_path / ("loop" if link == "loop" else "gone"))
+    line = refusal(tmp_path, capsys, [option, tmp_path / link / "out"])
+    assert f"argument {option}: {tmp_path / link / 'out'} is under {tmp_path / link}, which is a symbolic link" in line
+    assert "cannot be followed" in line, line
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """Ctrl-C while the models run printed a 124-line KeyboardInterrupt traceback."""
+    import signal
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kit.evaluate", "tiny-random-bert", "--tasks", "biosses-all", "--out", tmp_path / "o"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "KIT_CACHE": str(tmp_path / "cache")},
+    )
+    while "model(s)" not in (process.stdout.readline() or "model(s)"):  # past the checks: the work has begun
+        pass
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-2000:]
+    assert err.strip().splitlines() == ["kit.evaluate: interrupted; no report written (rerun the same command)"]
+    assert not (tmp_path / "o" / "evaluation.json").exists()
