@@ -35,10 +35,9 @@ from kit.core.cli import Parser, integer, output_folder
 from kit.core.progress import quiet_libraries
 from kit.params import ParameterError
 from kit.paths import NOTEBOOKS, REPORTS
-from kit.report.index import StudyAbout, headline, write_index
+from kit.report.index import StudyAbout, headline, run_file_of, write_index
 from kit.report.progress import BatchProgress
 from kit.runner import (
-    RUN_FILE_MARK,
     Run,
     RunFailed,
     failure_reason,
@@ -95,8 +94,7 @@ def foreign_report_folders(runs: list[Run], reports: Path) -> list[str]:
     """A message for every run whose report folder holds another run file's report (an earlier call's)."""
     messages = []
     for run in runs:
-        mark = run.report_dir(reports) / RUN_FILE_MARK
-        owner = mark.read_text(encoding="utf-8").strip() if mark.is_file() else None
+        owner = run_file_of(run.report_dir(reports))
         if owner is not None and owner != run_file_name(run.file):
             messages.append(
                 f"{run.file}: its report folder {run.report_dir(reports)} holds the report of {owner}; rename one "

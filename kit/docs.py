@@ -33,7 +33,15 @@ from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.evaluation.inference import format_p
 from kit.evaluation.rows import Evidence, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
-from kit.report.index import comparison_name, corrected_families, findings, headline_comparisons, primary_line
+from kit.report.index import (
+    RUN_FILE_MARK,
+    comparison_name,
+    corrected_families,
+    findings,
+    headline_comparisons,
+    primary_line,
+    run_file_of,
+)
 from kit.report.tables import column_title, duration, number, signed_interval, table_records
 
 DOCS = PROJECT_ROOT / "docs"
@@ -91,9 +99,11 @@ def finished_record(report_dir: Path) -> dict:
     return checked_record(Path(report_dir) / "results.json", REQUIRED, "a finished report's results.json")
 
 
-def finished(folder: Path) -> tuple[dict, str]:
-    """(the record, its snapshots' folder) of a finished report (``results.json``: its notebook's folder) or
-    ``kit.evaluate`` output (``evaluation.json``: ``EVALUATIONS``); ValueError naming the file if it is neither."""
+def finished(folder: Path) -> tuple[dict, str, str]:
+    """(the record, its snapshots' folder, the snapshot's name) of a finished report (``results.json``: its
+    notebook's folder, named after the run file its ``RUN_FILE_MARK`` names, whatever the folder is called) or
+    ``kit.evaluate`` output (``evaluation.json``: ``EVALUATIONS``, named after the folder); ValueError naming the
+    file if it is neither."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder (a report folder, or a kit.evaluate --out folder)")
@@ -104,17 +114,23 @@ def finished(folder: Path) -> tuple[dict, str]:
             suite_rows(record)
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{folder / 'evaluation.json'}: not {what} (a task lacks {err})") from None
-        return record, EVALUATIONS
+        return record, EVALUATIONS, folder.resolve().name
     record = finished_record(folder)
-    return record, record["notebook"]
+    run_file = run_file_of(folder)
+    if not run_file:
+        raise ValueError(
+            f"{folder}: not a report folder of kit.batch (no {RUN_FILE_MARK} naming the run file it reports; a copy "
+            "of results.json alone does not say which run it is)"
+        )
+    return record, record["notebook"], Path(run_file).stem
 
 
 def snapshot(report_dir: Path, snapshots: Path | None = None) -> Path:
-    """Copy ``report_dir/results.json`` to ``snapshots/<notebook>/<run>.json`` (the run is the folder's name;
-    ``snapshots`` defaults to ``docs/results``), or a ``kit.evaluate`` output folder's ``evaluation.json`` to
-    ``snapshots/evaluation/<folder>.json``."""
-    record, folder = finished(report_dir)
-    target = (snapshots or SNAPSHOTS) / folder / f"{Path(report_dir).resolve().name}.json"
+    """Copy ``report_dir/results.json`` to ``snapshots/<notebook>/<run>.json`` (the run file's name, from the
+    folder's ``RUN_FILE_MARK``; ``snapshots`` defaults to ``docs/results``), or a ``kit.evaluate`` output folder's
+    ``evaluation.json`` to ``snapshots/evaluation/<folder>.json``."""
+    record, folder, name = finished(report_dir)
+    target = (snapshots or SNAPSHOTS) / folder / f"{name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     for family in evidence_files(target):
         family.unlink(missing_ok=True)  # an earlier snapshot's evidence, of families this report may not have
@@ -138,7 +154,7 @@ def recompute(snapshot: Path) -> dict:
     """A committed snapshot's record with every family's verdicts, suite tables and the headline comparison computed
     again from its evidence (``kit.evaluation.rows.recomputed``); ValueError naming the file when evidence is
     missing or damaged."""
-    record = json.loads(Path(snapshot).read_text(encoding="utf-8"))
+    record = read_snapshot(Path(snapshot))
     premise = None  # the family holding the positive control first: a control that does not pass withholds the rest
     for key in sorted(families_of(record), key=lambda k: not record["metrics"][k].get("control")):
         path = Path(snapshot).with_name(f"{Path(snapshot).stem}.{key}.npz")
@@ -162,6 +178,19 @@ def recompute(snapshot: Path) -> dict:
     return record
 
 
+def read_snapshot(path: Path) -> dict:
+    """A committed snapshot's record; ValueError naming the file when it is not a JSON object."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(
+            f"{path}: not a readable snapshot ({type(err).__name__}: {err}); snapshot its report again"
+        ) from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}: not a snapshot (a JSON {type(record).__name__}, not an object)")
+    return record
+
+
 def load_snapshots(snapshots: Path | None = None) -> dict[tuple[str, str], dict]:
     """Every committed snapshot (under ``snapshots``, default ``docs/results``) by (notebook, run), in study
     order, then by run name."""
@@ -173,7 +202,7 @@ def load_snapshots(snapshots: Path | None = None) -> dict[tuple[str, str], dict]
     found = {}
     for path in sorted(snapshots.glob("*/*.json")):
         if path.parent.name != EVALUATIONS:
-            found[(path.parent.name, path.stem)] = json.loads(path.read_text(encoding="utf-8"))
+            found[(path.parent.name, path.stem)] = read_snapshot(path)
     return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][1])))
 
 

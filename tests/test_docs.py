@@ -110,6 +110,7 @@ def test_a_folder_without_a_finished_record_is_refused_before_any_is_copied(tmp_
     good, bad = tmp_path / "good", tmp_path / "bad"
     good.mkdir(), bad.mkdir()
     (good / "results.json").write_text(json.dumps(dict.fromkeys(docs.REQUIRED, "x")), encoding="utf-8")
+    (good / docs.RUN_FILE_MARK).write_text("params/x/good.yaml\n", encoding="utf-8")
     (bad / "results.json").write_text('{"notebook": "x"}', encoding="utf-8")
     monkeypatch.setattr(docs, "SNAPSHOTS", tmp_path / "snapshots")
     with pytest.raises(SystemExit):
@@ -139,6 +140,7 @@ def test_a_missing_value_is_snapshotted_as_null(tmp_path):
     run.mkdir()
     record = dict.fromkeys(docs.REQUIRED, "x") | {"metrics": {"per_seed": [{"selection": float("nan"), "x": 0.5}]}}
     (run / "results.json").write_text(json.dumps(record), encoding="utf-8")
+    (run / docs.RUN_FILE_MARK).write_text("params/x/old.yaml\n", encoding="utf-8")
     assert "NaN" in (run / "results.json").read_text()
     path = docs.snapshot(run, tmp_path / "snapshots")
     assert strict_json(path.read_text(encoding="utf-8"))["metrics"]["per_seed"] == [{"selection": None, "x": 0.5}]
@@ -204,3 +206,30 @@ def test_a_study_page_states_the_primary_or_the_papers_claim_when_none_is_declar
     assert docs._power(declared) == ""
     text = docs._power({"metrics": {"suite": {"correction": "holm", "paper_effect": claim, "lines": []}}})
     assert text.startswith("The run declares no primary comparison; the paper claims X over SimCSE, +4.3 points")
+
+
+def test_a_snapshot_is_named_after_its_run_file_and_a_bare_results_json_is_refused(tmp_path, capsys):
+    """A copy of a report under ``x/`` became ``docs/results/<notebook>/x.json``, a run that does not exist."""
+    copy = tmp_path / "x"
+    copy.mkdir()
+    record = dict.fromkeys(docs.REQUIRED, "nb") | {"metrics": {}}
+    (copy / "results.json").write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(SystemExit):
+        docs.main(["snapshot", str(copy)])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{copy}: not a report folder of kit.batch (no {docs.RUN_FILE_MARK}" in line
+    (copy / docs.RUN_FILE_MARK).write_text("params/nb/paper.yaml\n", encoding="utf-8")
+    assert docs.snapshot(copy, tmp_path / "snapshots") == tmp_path / "snapshots" / "nb" / "paper.json"
+
+
+@pytest.mark.parametrize("check", [[], ["--check"]])
+def test_a_damaged_snapshot_is_named_in_one_line(tmp_path, capsys, monkeypatch, check):
+    """``render`` printed the JSON error without the file's name."""
+    snapshots = tmp_path / "results"
+    shutil.copytree(docs.SNAPSHOTS, snapshots)
+    damaged = snapshots / "simcse_augmentations" / "demo.json"
+    damaged.write_text(damaged.read_text(encoding="utf-8")[:500], encoding="utf-8")
+    monkeypatch.setattr(docs, "SNAPSHOTS", snapshots)
+    assert docs.main(["render", *check]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"[kit.docs] error: {damaged}: not a readable snapshot (JSONDecodeError"), line

@@ -28,6 +28,15 @@ PREVIOUS = ".previous"
 """In a run folder while it executes: the last finished execution's report, set aside (``kit.batch``)."""
 RUN_FILE_MARK = ".run_file"
 """In a report folder: the run file whose report it holds (relative to the project when inside it)."""
+
+
+def run_file_of(report_dir: Path) -> str | None:
+    """The run file a report folder's ``RUN_FILE_MARK`` names, or None without one; bytes that are not UTF-8 are
+    shown as U+FFFD (a damaged mark names no run file of this project)."""
+    mark = Path(report_dir) / RUN_FILE_MARK
+    return mark.read_text(encoding="utf-8", errors="replace").strip() if mark.is_file() else None
+
+
 LAST_GOOD = "last_good"
 """In a failed run's folder: the last finished execution's report, kept (its ``report.html`` is linked)."""
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kit.core.files import write_text_atomic
 from kit.evaluation.inference import format_p
-from kit.report.index import RUN_FILE_MARK
+from kit.report.index import run_file_of
 from kit.report.tables import duration, number, signed_interval
 
 MARK = "kit_model.json"
@@ -193,11 +193,6 @@ def card(model: SavedModel, record: dict, run_seconds: float, run_file: str | No
     section = kit_section(model, record, run_seconds, run_file)
     head, title, rest = re.split(r"(?m)^(# .*\n)", text, maxsplit=1)
     return f"{head}{title}\n{section}\n{rest.lstrip()}"
-
-
-def run_file_of(report_dir: Path) -> str | None:
-    mark_file = Path(report_dir) / RUN_FILE_MARK
-    return mark_file.read_text(encoding="utf-8").strip() if mark_file.is_file() else None
 
 
 def write_cards(report_dir: Path, record: dict, repo: str | None = None) -> list[tuple[SavedModel, Path]]:

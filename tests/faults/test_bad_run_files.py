@@ -11,6 +11,13 @@ BAD_VALUES = {
     # file content after a "model:" line (study 1 unless a notebook key says otherwise) -> what the message names
     "seeds: [0, 0]": "parameter 'seeds': value(s) 0 given more than once",
     "seeds: []": "parameter 'seeds': give at least one value",
+    "seeds: [" + ", ".join(map(str, range(101))) + "]": "parameter 'seeds': give at most 100 values, got 101",
+    "lr: .nan": "parameter 'lr': must be a finite number above 0, got nan",
+    "lr: 1e400": "parameter 'lr': must be a finite number above 0, got inf",
+    "temperature: .inf": "parameter 'temperature': must be a finite number above 0, got inf",
+    "mix_lambda: .nan": "parameter 'mix_lambda': must be a finite number at least 0 and at most 1, got nan",
+    "max_grad_norm: -.inf": "parameter 'max_grad_norm': must be a finite number",
+    "fewshot_percents: [10, .nan]": "parameter 'fewshot_percents': must be a finite number above 0 and at most 100",
     "steps: 0": "parameter 'steps': must be at least 1",
     "lr: -1": "parameter 'lr': must be above 0",
     "lr: fast": "parameter 'lr': expected float, got str 'fast'",
@@ -268,3 +275,16 @@ def test_values_nested_a_thousand_deep_are_refused_in_one_line(tmp_path, capsys)
     code, err = run_batch(tmp_path, capsys, write(tmp_path, "deep", "description: " + "[" * 1000 + "]" * 1000))
     (line,) = err.strip().splitlines()
     assert code == 2 and line.endswith("deep.yaml: values nested too deeply for a run file")
+
+
+def test_a_report_folder_whose_run_file_mark_is_not_utf8_is_refused_in_one_line(tmp_path, capsys):
+    """A ``.run_file`` with non-UTF-8 bytes was a 17-line UnicodeDecodeError traceback."""
+    from kit.report.index import RUN_FILE_MARK
+
+    file = write(tmp_path, "run", "steps: 2")
+    folder = tmp_path / "reports" / "simcse_augmentations" / "run"
+    folder.mkdir(parents=True)
+    (folder / RUN_FILE_MARK).write_bytes(b"params/\xff\xfe.yaml\n")
+    code, err = run_batch(tmp_path, capsys, file)
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.startswith(f"invalid: {file}: its report folder") and "holds the report of" in line
