@@ -116,9 +116,9 @@ def resolve(spec: DatasetSpec, path: str | os.PathLike | None = None, split: str
 
 
 def open_text(file: Path) -> io.StringIO:
-    """A data file as text: UTF-8, gunzipped when its name ends in ``.gz``, lines kept as written
-    (``newline=""``, as ``csv`` wants). Raises MalformedDataError naming the file, and the line of
-    the first bad byte, when it is neither."""
+    """A data file as text: UTF-8 (a leading byte-order mark, as spreadsheet programs write, dropped), gunzipped
+    when its name ends in ``.gz``, lines kept as written (``newline=""``, as ``csv`` wants). Raises
+    MalformedDataError naming the file, and the line of the first bad byte, when it is neither."""
     data = file.read_bytes()
     if file.suffix == ".gz":
         try:
@@ -128,7 +128,7 @@ def open_text(file: Path) -> io.StringIO:
                 f"{file}: not a readable gzip file ({err}); if it is plain text, name it without .gz"
             ) from None
     try:
-        return io.StringIO(data.decode("utf-8"), newline="")
+        return io.StringIO(data.decode("utf-8-sig"), newline="")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise MalformedDataError(

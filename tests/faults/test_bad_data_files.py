@@ -151,3 +151,13 @@ def test_a_file_that_is_not_the_dataset_is_named_without_quoting_it(tmp_path, lo
     assert str(path) in str(err.value) and ":1" in str(err.value)
     for part in ("root", "secret", "Xk2p", "19700", "daemon"):
         assert part not in str(err.value).replace(str(path), ""), err.value
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".tsv.gz"])
+def test_a_byte_order_mark_before_the_header_is_read_as_the_same_file(tmp_path, biosses_file, suffix):
+    """A UTF-8 BOM (spreadsheet programs write one) was refused as "not a BIOSSES header" with matching columns."""
+    data = b"\xef\xbb\xbf" + open(biosses_file, "rb").read()
+    path = tmp_path / f"biosses{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    with_bom, plain = load_biosses(path), load_biosses(biosses_file)
+    assert (with_bom.sentence1, with_bom.scores.tolist()) == (plain.sentence1, plain.scores.tolist())
