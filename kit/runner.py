@@ -154,31 +154,34 @@ def run_file_name(file: Path) -> str:
 
 
 def set_last_report_aside(out_dir: Path) -> None:
-    """Before an execution: a finished execution's report (``results.json`` present) moves into ``PREVIOUS``,
-    so that the folder shows only this one; a failed or killed execution's files are removed, and the
-    ``PREVIOUS`` it set aside stays (it holds the last finished report)."""
+    """Before an execution: a finished execution's report (``results.json`` present) moves into ``LAST_GOOD``
+    (replacing an older one there), so that the folder shows only this execution and no kill, at any moment,
+    leaves the user without the last finished report; a failed or killed execution's files are removed, and the
+    ``LAST_GOOD`` it left stays. A ``PREVIOUS`` folder (where kit versions before 2026-11-28 set the report aside
+    while executing: present only when such an execution was killed) is the newest finished report: it becomes
+    ``LAST_GOOD``."""
+    previous, last_good = out_dir / PREVIOUS, out_dir / LAST_GOOD
+    if previous.is_dir():
+        shutil.rmtree(last_good, ignore_errors=True)
+        previous.rename(last_good)
     report = [p for p in out_dir.iterdir() if p.name not in KEPT]
     if (out_dir / "results.json").is_file():
-        shutil.rmtree(out_dir / PREVIOUS, ignore_errors=True)
-        (out_dir / PREVIOUS).mkdir()
+        shutil.rmtree(last_good, ignore_errors=True)
+        last_good.mkdir()
         for path in report:
-            path.rename(out_dir / PREVIOUS / path.name)
+            path.rename(last_good / path.name)
         return
     for path in report:
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
 def keep_last_report(out_dir: Path, failed: bool) -> Path | None:
-    """After an execution: when it failed, the report set aside before it (if any) becomes ``LAST_GOOD``,
-    which is returned; when it finished, the reports kept from earlier executions are removed."""
-    previous, last_good = out_dir / PREVIOUS, out_dir / LAST_GOOD
+    """After an execution: when it failed, the last finished report (``LAST_GOOD``, if any) is returned; when it
+    finished, that kept report is removed."""
+    last_good = out_dir / LAST_GOOD
     if not failed:
-        shutil.rmtree(previous, ignore_errors=True)
         shutil.rmtree(last_good, ignore_errors=True)
         return None
-    if previous.is_dir():
-        shutil.rmtree(last_good, ignore_errors=True)
-        previous.rename(last_good)
     return last_good if last_good.is_dir() else None
 
 

@@ -3,7 +3,8 @@
 The index is rebuilt from the report folders themselves, so a batch adds to it and never drops
 earlier runs. Each run folder ``<notebook>/<run>/`` holds what its latest execution left:
 ``results.json`` when it finished; ``error.log``, and the ``LAST_GOOD`` report when there was one, when
-it failed (``kit.batch`` sets the previous execution's files aside before it executes the run again).
+it failed; ``LAST_GOOD`` alone while it runs or after it was killed (``kit.batch`` sets the last finished
+report aside there before it executes the run again).
 Each study section opens with the study's title and one-line question (its ``StudyAbout``); each run
 shows its headline metric, its headline comparison (with its confidence interval, as the study's record
 states it), what it finds significant after its families' corrections (``findings``) and a thumbnail of
@@ -25,7 +26,8 @@ from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
 from kit.report.tables import signed_interval
 
 PREVIOUS = ".previous"
-"""In a run folder while it executes: the last finished execution's report, set aside (``kit.batch``)."""
+"""Where kit versions before 2026-11-28 set a run folder's last finished report aside while executing (hidden: a
+kill then left the index linking a report that was gone); ``kit.batch`` moves one it finds into ``LAST_GOOD``."""
 RUN_FILE_MARK = ".run_file"
 """In a report folder: the run file whose report it holds (relative to the project when inside it)."""
 
@@ -38,7 +40,8 @@ def run_file_of(report_dir: Path) -> str | None:
 
 
 LAST_GOOD = "last_good"
-"""In a failed run's folder: the last finished execution's report, kept (its ``report.html`` is linked)."""
+"""In a run folder whose latest execution did not finish (it failed, was killed, or still runs): the last finished
+execution's report, kept (its ``report.html`` is linked from the index)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,13 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
             failure += f"<br><a href='{rel}/{LAST_GOOD}/report.html'>the last finished report</a>"
         return True, _tr([run, failure, "", "", ""], "failed")
     if not (folder / "results.json").exists():
-        return None
+        if not (folder / LAST_GOOD / "report.html").is_file():
+            return None
+        unfinished = (
+            "<b>did not finish</b>: still running, or killed; rerun it"
+            f"<br><a href='{rel}/{LAST_GOOD}/report.html'>the last finished report</a>"
+        )
+        return True, _tr([html.escape(folder.name), unfinished, "", "", ""], "failed")
     try:
         r = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         head = r.get("headline", {})

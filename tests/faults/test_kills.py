@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 WORKER = Path(__file__).with_name("kill_worker.py")
 KILL_WITHIN = 0.8  # seconds; the worker's 40 steps take about 4 s here, so four kills cannot let it finish
@@ -63,10 +64,12 @@ def test_kills_at_random_points_resume_to_the_uninterrupted_result(tmp_path):
     assert not list((tmp_path / "killed").rglob("*.damaged-*"))  # atomic writes: nothing was left half-written
 
 
-def test_ctrl_c_during_a_report_keeps_the_last_finished_one_and_says_how_to_resume(tmp_path):
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill -9"])
+def test_a_stop_during_a_report_keeps_the_last_finished_one_linked(tmp_path, stop):
     """Ctrl-C amid a notebook printed a 68-line traceback and left the last report in a hidden folder, with the
-    index linking a report.html that was not there."""
+    index linking a report.html that was not there; kill -9 left it there until the next rerun."""
     from kit.paths import PARAMS
+    from kit.report.index import write_index
 
     run_file = tmp_path / "explore_augmentations" / "run.yaml"
     run_file.parent.mkdir()
@@ -74,21 +77,29 @@ def test_ctrl_c_during_a_report_keeps_the_last_finished_one_and_says_how_to_resu
     command = [sys.executable, "-m", "kit.batch", str(run_file), "--reports", str(tmp_path / "reports")]
     env = {**os.environ, "KIT_PROGRESS": "0"}
     first = subprocess.run(command, env=env, capture_output=True, text=True)
-    assert first.returncode == 0 and "IPKernelApp" not in first.stderr, first.stderr[
-        -3000:
-    ]  # the kernel's log kept out
+    assert first.returncode == 0 and "IPKernelApp" not in first.stderr, first.stderr[-3000:]  # the kernel's log
     folder = tmp_path / "reports" / "explore_augmentations" / "run"
     finished = (folder / "report.html").read_bytes()
 
-    batch = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while not (folder / ".previous").exists():  # the execution has begun: the last report is set aside
+    batch = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    while not (folder / "last_good").exists():  # the execution has begun: the last report is set aside
         assert batch.poll() is None, batch.communicate()[1][-3000:]
         time.sleep(0.01)
     time.sleep(1.0)
-    batch.send_signal(signal.SIGINT)
+    if stop == "ctrl-c":
+        batch.send_signal(signal.SIGINT)
+    else:
+        os.killpg(batch.pid, signal.SIGKILL)  # kit.batch and its kernel, at once: nothing runs after
     _, err = batch.communicate(timeout=120)
-    assert batch.returncode == 130, err[-3000:]
-    assert "[kit.batch] interrupted; the same command resumes (finished trainings are cached)" in err.splitlines()
-    assert "Traceback" not in err and "IPKernelApp" not in err, err[-3000:]  # neither the kit's nor the kernel's
     assert (folder / "last_good" / "report.html").read_bytes() == finished
+    if stop == "ctrl-c":
+        assert batch.returncode == 130, err[-3000:]
+        assert "[kit.batch] interrupted; the same command resumes (finished trainings are cached)" in err.splitlines()
+        assert "Traceback" not in err and "IPKernelApp" not in err, err[-3000:]  # neither the kit's nor the kernel's
+    else:
+        write_index(tmp_path / "reports", {})  # what any later kit.batch writes, before this run is rerun
     assert "explore_augmentations/run/last_good/report.html" in (tmp_path / "reports" / "index.html").read_text()
+    assert subprocess.run(command, env=env, capture_output=True, text=True).returncode == 0
+    assert (folder / "results.json").exists() and not (folder / "last_good").exists()
