@@ -75,6 +75,31 @@ def test_papermill_reads_run_files_and_single_parameters_as_the_batch_runner_doe
     assert record["parameters"] == Params.from_dict(expected).to_dict()
 
 
+def test_a_bad_parameter_given_to_papermill_ends_its_output_in_the_kits_one_line(tmp_path):
+    """papermill showed the cell's 35-line traceback around the ParameterError; the cell's part is now the one line
+    (IPython's ``_render_traceback_``), which ends papermill's output and the executed notebook's error output."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "papermill", str(NOTEBOOKS / "explore_augmentations.ipynb"), str(tmp_path / "o.ipynb")]
+        + ["-p", "ratio", "nan", "-p", "report_dir", str(tmp_path), "--cwd", str(PROJECT_ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    line = "ParameterError: parameter 'ratio': must be a finite number above 0 and below 1, got nan"
+    assert out.returncode == 1 and out.stderr.strip().splitlines()[-1] == line, out.stderr[-3000:]
+    assert "from_namespace" not in out.stderr  # no frame of the cell
+    (error,) = [
+        o
+        for c in json.loads((tmp_path / "o.ipynb").read_text())["cells"]
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
+    assert error["traceback"] == [line]
+
+
 def interval_and_p_hold(line: dict) -> bool:
     """A tested comparison's interval holds its difference and its p lies in [0, 1]; a secondary one's adjusted p is
     at least its own (the primary is tested alone, a line within another task's finding has no adjusted p)."""

@@ -24,6 +24,10 @@ T = TypeVar("T")
 class ParameterError(ValueError):
     """A setting (a study's parameter, a run's configuration) outside its declaration; the message names it."""
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook: a notebook cell (papermill's run included) shows the one line, not a traceback."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 def setting(
     default,
