@@ -54,6 +54,19 @@ def import_ray():
     return ray
 
 
+def unreachable(address: str, seconds: float = 5.0) -> str | None:
+    """Why nothing answers at ``address`` (``host:port`` or ``ray://host:port``) within ``seconds``, or None: a TCP
+    connection tried first, because Ray retries an address nothing answers for about a minute, deaf to SIGTERM."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as err:
+        return err.strerror or str(err) or type(err).__name__
+    return None
+
+
 @dataclass(frozen=True)
 class Share:
     """What one task asks of the cluster: ``cpus`` (also its torch threads) and ``gpus``."""
@@ -89,6 +102,8 @@ def connect(address: str | None, jobs: int | None):
     caller shuts it down)."""
     ray = import_ray()
     started = not ray.is_initialized()
+    if address and address != "auto" and (problem := unreachable(address)):
+        raise ClusterError(f"cannot connect to a Ray cluster at {address}: {problem}")
     if started:
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)} | {"KIT_PROGRESS": "0"}
         where = (

@@ -214,3 +214,16 @@ def test_a_ray_address_is_checked_before_any_connection(address, message, capsys
         batch_main([str(PARAMS / "explore_augmentations" / "smoke.yaml"), "--ray", address])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and f"argument --ray: {address}: {message}" in line
+
+
+def test_an_address_where_nothing_answers_is_refused_in_seconds(tmp_path, capsys):
+    """A Ray address that nothing listens at was retried for about a minute, deaf to SIGTERM."""
+    import time
+
+    t0 = time.monotonic()
+    code = batch_main(
+        [str(PARAMS / "explore_augmentations" / "smoke.yaml"), "--reports", str(tmp_path), "--ray", "127.0.0.1:1"]
+    )
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and line == "[kit.batch] cannot connect to a Ray cluster at 127.0.0.1:1: Connection refused"
+    assert time.monotonic() - t0 < 30 and not (tmp_path / "explore_augmentations").exists()
