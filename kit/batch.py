@@ -61,7 +61,7 @@ def ray_address_problem(address: str) -> str | None:
     host, colon, port = address.removeprefix("ray://").rpartition(":")
     if not colon or not host:
         return "not a Ray address: give host:port, ray://host:port or auto"
-    if not (port.isdigit() and 1 <= int(port) <= 65535):
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
         return f"port {port!r} is not an integer from 1 to 65535"
     return None
 
@@ -373,8 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         args.paths, args.ray = [args.ray, *args.paths], ""
     if args.ray and (args.ray.endswith((".yaml", ".yml")) or ("/" in args.ray and "://" not in args.ray)):
         ap.error(f"--ray {args.ray}: no such run file, and not a Ray address (host:port, ray://host:port, auto)")
-    if args.ray and ray_address_problem(args.ray):
-        ap.error(f"argument --ray: {args.ray}: {ray_address_problem(args.ray)}")
+    if args.ray and (problem := ray_address_problem(args.ray)):
+        ap.error(f"argument --ray: {args.ray}: {problem}")
     if args.ray is not None or (args.jobs or 1) > 1:
         try:
             import_ray()  # at once, before the run files are checked

@@ -191,22 +191,19 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit 0 with the report written; 2 (``SystemExit``) when an argument, or a model or dataset it names, is
-    refused before any work; 1 when a model fails while it runs."""
+    refused before any work; 1 when a model fails while it runs; 130 on Ctrl-C (one line)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     ap = parser()
     args = ap.parse_args(argv)
     try:
-        tasks = checked_tasks(args)
-    except ValueError as err:
-        ap.error(str(err))
-    say = Console()
-    try:
-        return _evaluate(args, argv, tasks, say)
+        try:
+            tasks = checked_tasks(args)
+        except ValueError as err:
+            ap.error(str(err))
+        return _evaluate(args, argv, tasks, Console())
     except KeyboardInterrupt:
-        print(
-            "kit.evaluate: interrupted; no report written (rerun the same command)",
-            file=sys.stderr,
-        )
+        message = "a report is whole once its last line, naming its files, is printed"
+        print(f"kit.evaluate: interrupted; rerun the same command ({message})", file=sys.stderr)
         return 130
 
 

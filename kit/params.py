@@ -34,6 +34,7 @@ from kit.core.config import TrainConfig, TrainSettings
 from kit.core.models import ALIASES, PoolerName, check_available
 from kit.core.settings import ParameterError, bound_words, check_constraints, settings_from, short_repr
 from kit.core.settings import setting as param
+from kit.evaluation.design import MOST_SEEDS
 from kit.evaluation.families import Correction  # noqa: F401  (re-exported for the studies' parameters)
 
 if TYPE_CHECKING:
@@ -99,8 +100,12 @@ def selection_param(own_dev: str, default: list[str] | None = None, none: str = 
 
 
 LANGUAGES = {"en": "English", "zh": "Chinese"}
-MAX_SEEDS = 100
-"""Seeds a run file may list: each is a training of every trained row (100 already take days on a CPU)."""
+
+
+def seeds_param(default: list[int], help: str):
+    """A list of training seeds: each at least 0, at least one, no repeats, at most ``MOST_SEEDS`` (the most a design
+    considers; each seed is a training of every trained row)."""
+    return param(default, help, min=0, nonempty=True, unique=True, max_items=MOST_SEEDS)
 
 
 def check_task_languages(params: Params, language: str, keys: tuple[str, ...] = ("suite", "select_on")) -> None:
@@ -225,7 +230,10 @@ def _check_type(key: str, value: Any, tp: Any) -> Any:
             raise ParameterError(f"parameter '{key}': expected a list, got {type(value).__name__} {short_repr(value)}")
         return [_check_type(f"{key}[{i}]", v, args[0]) for i, v in enumerate(value)]
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond about 1e308 (YAML reads 400 digits as one)
+            raise ParameterError(f"parameter '{key}': must be a finite number, got {short_repr(value)}") from None
     if tp is float and isinstance(value, str) and _FLOAT.fullmatch(value.strip()):
         return float(value)  # YAML 1.1 reads 1e-5 (no dot) as a string
     if tp in (int, float, str, bool) and not (isinstance(value, tp) and not (tp is int and isinstance(value, bool))):
@@ -456,9 +464,7 @@ class EncoderParams(Params):
 
     model: str = model_param()
     pooler: PoolerName = param("mean", "how the trained encoder's token states become a sentence embedding")
-    seeds: list[int] = param(
-        [0, 1], "training seeds of every trained row", min=0, nonempty=True, unique=True, max_items=MAX_SEEDS
-    )
+    seeds: list[int] = seeds_param([0, 1], "training seeds of every trained row")
 
 
 @dataclass

@@ -31,7 +31,7 @@ from kit.params import ParameterError, Params, read_run_file
 from kit.paths import NOTEBOOKS, PROJECT_ROOT
 from kit.registry import Registry
 from kit.report.export import report_html
-from kit.report.index import LAST_GOOD, PREVIOUS, RUN_FILE_MARK
+from kit.report.index import LAST_GOOD, PREVIOUS, RUN_FILE_MARK, finished_report
 from kit.study import STUDIES, Study, StudyEntry
 
 
@@ -142,7 +142,11 @@ EXECUTING = ".executing"
 """In a report folder: the lock an execution holds, so that a second one into the same folder is refused."""
 
 
-KEPT = ("runs", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD)
+STAGING = f".{LAST_GOOD}.staging"
+"""In a report folder, briefly: a finished report on its way to ``LAST_GOOD`` (``set_last_report_aside``)."""
+REPLACED = f".{LAST_GOOD}.replaced"
+"""In a report folder, briefly: the ``LAST_GOOD`` a newer finished report replaces, removed once it has."""
+KEPT = ("runs", RUN_FILE_MARK, EXECUTING, PREVIOUS, LAST_GOOD, STAGING, REPLACED)
 """What an execution leaves in place in its report folder: the run cache and the kept reports (the published models
 are the report's, set aside with it: the runs keep their own)."""
 
@@ -154,25 +158,35 @@ def run_file_name(file: Path) -> str:
 
 
 def set_last_report_aside(out_dir: Path) -> None:
-    """Before an execution: a finished execution's report (``results.json`` present) moves into ``LAST_GOOD``
-    (replacing an older one there), so that the folder shows only this execution and no kill, at any moment,
-    leaves the user without the last finished report; a failed or killed execution's files are removed, and the
-    ``LAST_GOOD`` it left stays. A ``PREVIOUS`` folder (where kit versions before 2026-11-28 set the report aside
-    while executing: present only when such an execution was killed) is the newest finished report: it becomes
-    ``LAST_GOOD``."""
-    previous, last_good = out_dir / PREVIOUS, out_dir / LAST_GOOD
-    if previous.is_dir():
-        shutil.rmtree(last_good, ignore_errors=True)
-        previous.rename(last_good)
+    """Before an execution: a finished execution's report (``finished_report``) becomes ``LAST_GOOD``, replacing an
+    older one, so that the folder shows only this execution and no kill, at any moment, leaves the user without the
+    last finished report: its files are gathered in ``STAGING`` (the record and the page last), which then takes
+    ``LAST_GOOD``'s place by renames, and a kill amid either step is completed by the next call. A failed or killed
+    execution's files are removed, and the ``LAST_GOOD`` it left stays. A ``PREVIOUS`` folder (where kit versions
+    before 2026-11-28 set the report aside while executing: present only when such an execution was killed) is the
+    newest finished report: it becomes ``LAST_GOOD``."""
+    last_good, staging, replaced = out_dir / LAST_GOOD, out_dir / STAGING, out_dir / REPLACED
+    if replaced.is_dir():  # killed amid a replacement: the old one back if the new one had not taken its place
+        replaced.rename(last_good) if not last_good.exists() else shutil.rmtree(replaced)
+    if (out_dir / PREVIOUS).is_dir():
+        _replace(last_good, out_dir / PREVIOUS, replaced)
     report = [p for p in out_dir.iterdir() if p.name not in KEPT]
-    if (out_dir / "results.json").is_file():
-        shutil.rmtree(last_good, ignore_errors=True)
-        last_good.mkdir()
-        for path in report:
-            path.rename(last_good / path.name)
+    if staging.is_dir() or finished_report(out_dir):
+        staging.mkdir(exist_ok=True)
+        for path in sorted(report, key=lambda p: p.name in ("results.json", "report.html")):
+            path.rename(staging / path.name)
+        _replace(last_good, staging, replaced)
         return
     for path in report:
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def _replace(target: Path, source: Path, replaced: Path) -> None:
+    """``source`` renamed to ``target``; an existing ``target`` is renamed to ``replaced`` first, then removed."""
+    if target.is_dir():
+        target.rename(replaced)
+    source.rename(target)
+    shutil.rmtree(replaced, ignore_errors=True)
 
 
 def keep_last_report(out_dir: Path, failed: bool) -> Path | None:

@@ -218,8 +218,16 @@ def test_a_snapshot_is_named_after_its_run_file_and_a_bare_results_json_is_refus
         docs.main(["snapshot", str(copy)])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert f"{copy}: not a report folder of kit.batch (no {docs.RUN_FILE_MARK}" in line
+    (copy / docs.RUN_FILE_MARK).write_bytes(b"params/nb/\xffpaper.yaml\n")
+    with pytest.raises(SystemExit):
+        docs.main(["snapshot", str(copy)])
+    assert f"{copy}: not a report folder of kit.batch (a damaged {docs.RUN_FILE_MARK}" in capsys.readouterr().err
     (copy / docs.RUN_FILE_MARK).write_text("params/nb/paper.yaml\n", encoding="utf-8")
     assert docs.snapshot(copy, tmp_path / "snapshots") == tmp_path / "snapshots" / "nb" / "paper.json"
+    kept = copy / "last_good"  # a failed rerun's last finished report: its run's mark is its parent's
+    kept.mkdir()
+    (kept / "results.json").write_text(json.dumps(record), encoding="utf-8")
+    assert docs.snapshot(kept, tmp_path / "kept") == tmp_path / "kept" / "nb" / "paper.json"
 
 
 @pytest.mark.parametrize("check", [[], ["--check"]])
@@ -232,4 +240,5 @@ def test_a_damaged_snapshot_is_named_in_one_line(tmp_path, capsys, monkeypatch, 
     monkeypatch.setattr(docs, "SNAPSHOTS", snapshots)
     assert docs.main(["render", *check]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith(f"[kit.docs] error: {damaged}: not a readable snapshot (JSONDecodeError"), line
+    assert line.startswith(f"[kit.docs] error: {damaged}: not a committed snapshot"), line
+    assert "(JSONDecodeError)" in line, line

@@ -108,7 +108,8 @@ def output_folder(text: str) -> str:
     either one where this process can write (tried with an unnamed temporary file: permission bits do not
     bind root, and /proc refuses new files whatever they say). Nothing is left behind."""
     path = Path(text)
-    try:  # lexists: a link that cannot be followed (a loop, a missing target) is found, not walked past
+    try:  # lexists: a link that cannot be followed (a loop, a missing target) is found, not walked past; a parent
+        # this user cannot search makes lexists False all the way up, and then the root is found not writable
         existing = next(p for p in (path.absolute(), *path.absolute().parents) if os.path.lexists(p))
         followed = existing.exists()
     except OSError as err:  # a parent this user cannot search
@@ -122,7 +123,7 @@ def output_folder(text: str) -> str:
     if existing.is_dir() and _writable(existing):
         return text
     what = "not writable by this user" if existing.is_dir() else "a file"
-    where = f"{path} is {what}" if existing == path else f"{path} is under {existing}, which is {what}"
+    where = f"{path} is {what}" if existing == path.absolute() else f"{path} is under {existing}, which is {what}"
     raise argparse.ArgumentTypeError(f"{where}; give a folder you can write in (it is created if missing)")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import reprlib
 from collections import Counter
 from collections.abc import Callable
@@ -94,11 +95,11 @@ def check_constraints(key: str, value: Any, meta: dict) -> None:
             f"parameter '{key}': unknown value(s) {short_repr(unknown)}; allowed: {list(meta['choices'])}"
         )
     for v in items:
-        if v is None or isinstance(v, (str, bool)) or not isinstance(v, (int, float)):
+        if v is None or isinstance(v, (str, bool)) or not isinstance(v, numbers.Real):
             continue
-        if isinstance(v, float) and not math.isfinite(v):  # NaN passes every comparison below; inf every "above"
-            bounds = f" {bound_words(meta)}" if bound_words(meta) else ""
-            raise ParameterError(f"parameter '{key}': must be a finite number{bounds}, got {short_repr(value)}")
+        if not math.isfinite(v):  # NaN passes every comparison below; infinity every "above"
+            must = f"must be a finite number {bound_words(meta)}".rstrip()
+            raise ParameterError(f"parameter '{key}': {must}, got {short_repr(value)}")
         for bound, fails in (
             ("min", lambda b: v < b),
             ("max", lambda b: v > b),

@@ -12,6 +12,7 @@ with ``fetch`` and when the network answers).
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -127,8 +128,9 @@ def open_text(file: Path) -> io.StringIO:
             raise MalformedDataError(
                 f"{file}: not a readable gzip file ({err}); if it is plain text, name it without .gz"
             ) from None
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
-        return io.StringIO(data.decode("utf-8-sig"), newline="")
+        return io.StringIO(data.decode("utf-8"), newline="")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise MalformedDataError(

@@ -44,6 +44,15 @@ LAST_GOOD = "last_good"
 execution's report, kept (its ``report.html`` is linked from the index)."""
 
 
+def finished_report(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds a finished execution's report: its record and its HTML written, no error logged (a
+    notebook that failed after writing ``results.json``, or an execution killed before its export, is not one)."""
+    return (
+        all((out_dir / name).is_file() for name in ("results.json", "report.html"))
+        and not (out_dir / "error.log").exists()
+    )
+
+
 @dataclass(frozen=True)
 class StudyAbout:
     """What the index says of a study: ``title``, the one-line ``question`` it answers, and the figure
@@ -201,12 +210,13 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
         if (folder / LAST_GOOD / "report.html").is_file():
             failure += f"<br><a href='{rel}/{LAST_GOOD}/report.html'>the last finished report</a>"
         return True, _tr([run, failure, "", "", ""], "failed")
-    if not (folder / "results.json").exists():
-        if not (folder / LAST_GOOD / "report.html").is_file():
+    if not finished_report(folder):
+        kept = next((k for k in (LAST_GOOD, PREVIOUS) if (folder / k / "report.html").is_file()), None)
+        if kept is None:
             return None
         unfinished = (
             "<b>did not finish</b>: still running, or killed; rerun it"
-            f"<br><a href='{rel}/{LAST_GOOD}/report.html'>the last finished report</a>"
+            f"<br><a href='{rel}/{kept}/report.html'>the last finished report</a>"
         )
         return True, _tr([html.escape(folder.name), unfinished, "", "", ""], "failed")
     try:

@@ -259,7 +259,8 @@ def design_report(study, run_name: str, reports: Path) -> list[str]:
     if not v.runs:  # deterministic rows: only more items help
         out.append(f"80% power needs {items:,} items" if items else "not within 100 times the items")
     else:
-        out.append(f"80% power needs {seeds} seeds per trained row" if seeds else "no number of seeds up to 100 does")
+        none = f"no number of seeds up to {design.MOST_SEEDS} does"
+        out.append(f"80% power needs {seeds} seeds per trained row" if seeds else none)
         at = f"at {_seeds(sizing.seeds)}"
         out.append(f"or, {at}, {items:,} items" if items else f"more items alone do not reach it {at}")
         if not seeds and not items:

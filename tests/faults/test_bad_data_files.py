@@ -2,6 +2,7 @@
 in one line naming the file, the line where there is one, what is wrong and what to do."""
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -156,8 +157,13 @@ def test_a_file_that_is_not_the_dataset_is_named_without_quoting_it(tmp_path, lo
 @pytest.mark.parametrize("suffix", [".tsv", ".tsv.gz"])
 def test_a_byte_order_mark_before_the_header_is_read_as_the_same_file(tmp_path, biosses_file, suffix):
     """A UTF-8 BOM (spreadsheet programs write one) was refused as "not a BIOSSES header" with matching columns."""
-    data = b"\xef\xbb\xbf" + open(biosses_file, "rb").read()
+    data = b"\xef\xbb\xbf" + Path(biosses_file).read_bytes()
     path = tmp_path / f"biosses{suffix}"
     path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
     with_bom, plain = load_biosses(path), load_biosses(biosses_file)
     assert (with_bom.sentence1, with_bom.scores.tolist()) == (plain.sentence1, plain.scores.tolist())
+
+    bad = data.replace(b"\n", b"\n\xff", 1)  # a bad byte at the start of line 2: named as in a file without the mark
+    path.write_bytes(gzip.compress(bad) if suffix.endswith(".gz") else bad)
+    with pytest.raises(MalformedDataError, match=r":2: not UTF-8 text \(byte 0xff\)"):
+        load_biosses(path)

@@ -144,6 +144,10 @@ def execution(folder, outcome: str) -> None:
         (["failed 1", "failed 2"], None),
         (["finished 1", "failed 2", "finished 3"], None),  # a finished execution removes the kept report
         (["finished 1", "finished 2"], None),
+        (["finished 1", "unexported 2", "failed 3"], "finished 1"),  # killed after its record, before its page
+        (["finished 1", "failed after its record 2", "failed 3"], "finished 1"),
+        (["finished 1", "killed amid the set-aside 2", "failed 3"], "finished 2"),
+        (["legacy .previous 1", "failed 2"], "legacy .previous 1"),  # an older kit's hidden set-aside, recovered
     ],
 )
 def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path, outcomes, kept):
@@ -153,10 +157,32 @@ def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path
     (folder / "runs").mkdir(parents=True)
     (folder / "runs" / "result.json").write_text("a cached run")
     for outcome in outcomes:
+        if outcome.startswith("legacy"):
+            (folder / ".previous").mkdir()
+            for name in ("report.html", "results.json"):
+                (folder / ".previous" / name).write_text(outcome)
+            (folder / "report.html").write_text("killed")  # the killed execution's half report beside it
+            continue
+        if outcome.startswith("killed amid the set-aside"):  # a finished execution, then the next one's set-aside
+            set_last_report_aside(folder)  # killed after it staged the report's first file, not the rest
+            execution(folder, "finished" + outcome.removeprefix("killed amid the set-aside"))
+            keep_last_report(folder, failed=False)
+            (folder / ".last_good.staging").mkdir()
+            (folder / "figure.png").write_text("a figure")
+            (folder / "figure.png").rename(folder / ".last_good.staging" / "figure.png")
+            continue
         set_last_report_aside(folder)
         assert not (folder / "results.json").exists() and not (folder / "error.log").exists()
         if outcome.startswith("killed"):
             (folder / "report.html").write_text(outcome)  # half an execution: no record
+            continue
+        if outcome.startswith("unexported"):
+            (folder / "results.json").write_text(outcome)  # the record written, the page not yet
+            continue
+        if outcome.startswith("failed after its record"):
+            execution(folder, outcome)
+            (folder / "results.json").write_text(outcome)
+            keep_last_report(folder, failed=True)
             continue
         execution(folder, outcome)
         keep_last_report(folder, failed=outcome.startswith("failed"))
@@ -165,7 +191,9 @@ def test_the_last_finished_report_survives_failed_and_killed_executions(tmp_path
     if kept is None:
         assert not (folder / "last_good").exists() and not (folder / ".previous").exists()
     else:
-        assert report_files(folder / "last_good") == {"report.html": kept, "results.json": kept}
+        files = report_files(folder / "last_good")
+        assert (files["report.html"], files["results.json"]) == (kept, kept)
+        assert not (folder / ".last_good.staging").exists() and not (folder / ".previous").exists()
 
 
 def test_a_second_execution_into_a_folder_being_executed_fails_at_once_and_touches_nothing(tmp_path, capsys):

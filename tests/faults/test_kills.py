@@ -91,7 +91,7 @@ def test_a_stop_during_a_report_keeps_the_last_finished_one_linked(tmp_path, sto
     if stop == "ctrl-c":
         batch.send_signal(signal.SIGINT)
     else:
-        os.killpg(batch.pid, signal.SIGKILL)  # kit.batch and its kernel, at once: nothing runs after
+        os.killpg(batch.pid, signal.SIGKILL)  # kit.batch (its kernel, in a session of its own, ends when it sees)
     _, err = batch.communicate(timeout=120)
     assert (folder / "last_good" / "report.html").read_bytes() == finished
     if stop == "ctrl-c":

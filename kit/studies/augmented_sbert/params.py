@@ -20,6 +20,7 @@ from kit.params import (
     param,
     primary_effect_param,
     primary_param,
+    seeds_param,
     suite_param,
 )
 from kit.studies.augmented_sbert.method import CONDITIONS, FitConfig, FitSettings
@@ -105,12 +106,8 @@ class _AugSBERTData(Params):
         nonempty=True,
         unique=True,
     )
-    seeds: list[int] = param(
-        [0, 1], "training seeds of every benchmark but biosses_kfold", min=0, nonempty=True, unique=True
-    )
-    kfold_seeds: list[int] = param(
-        [0], "training seeds of biosses_kfold (each over every fold)", min=0, nonempty=True, unique=True
-    )
+    seeds: list[int] = seeds_param([0, 1], "training seeds of every benchmark but biosses_kfold")
+    kfold_seeds: list[int] = seeds_param([0], "training seeds of biosses_kfold (each over every fold)")
     folds: int = param(5, "biosses_kfold: number of folds over the 100 pairs", min=2)
     fold_seed: int = param(
         1234, "seed of the biosses_kfold folds (the same for every training seed) and of the pool_pubmed sample", min=0

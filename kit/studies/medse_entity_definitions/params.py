@@ -21,6 +21,7 @@ from kit.params import (
     primary_effect_param,
     primary_param,
     save_models_param,
+    seeds_param,
     selection_param,
     suite_param,
     whitening_dim_param,
@@ -106,7 +107,7 @@ class MedSEParams(ContrastiveTrainingParams):
         [], "duplicate handlings swept for MED-SE (the main one is added)", unique=True
     )
     sweep_rows: list[str] = param(["simcse", "medse"], "rows of the S_none sweep", choices=TRAINED, unique=True)
-    sweep_seeds: list[int] = param([0], "seeds of every sweep", min=0, nonempty=True, unique=True)
+    sweep_seeds: list[int] = seeds_param([0], "seeds of every sweep")
     corpus_seed: int = param(1234, "seed of the training mixtures, chosen entities and whitening sample", min=0)
     examples: int = param(5, "linked training sentences shown", min=0)
     biosses_path: str | None = biosses_param()

@@ -20,6 +20,7 @@ from kit.params import (
     param,
     primary_effect_param,
     primary_param,
+    seeds_param,
     suite_param,
 )
 from kit.studies.qfcl_summarization.objective import QFCLConfig, QFCLSettings
@@ -54,7 +55,7 @@ class _QFCLRuns(Params):
     dataset: Literal["meqsum", "healthcaremagic"] = param("meqsum", "question-summary pairs to train and test on")
     data_path: str | None = param(None, "a MeQSum or HealthCareMagic file to use instead of the shared one")
     rows: list[str] = param(list(ROWS), "ablation rows", choices=ROWS, nonempty=True, unique=True)
-    seeds: list[int] = param([0], "training seeds of every row", min=0, nonempty=True, unique=True)
+    seeds: list[int] = seeds_param([0], "training seeds of every row")
     split_seed: int = param(1234, "seed of the train / dev / test split and of the hard negatives", min=0)
     split_sizes: list[int] = param(
         [200, 50, 100],

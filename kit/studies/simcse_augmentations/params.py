@@ -25,6 +25,7 @@ from kit.params import (
     primary_effect_param,
     primary_param,
     save_models_param,
+    seeds_param,
     selection_param,
     suite_param,
     whitening_dim_param,
@@ -118,7 +119,7 @@ class SimCSEParams(ContrastiveTrainingParams):
         [10, 100], "few-shot curve: shares of the corpus in %, same steps", gt=0, max=100, unique=True
     )
     fewshot_rows: list[str] = param(["swap_10"], "rows trained at every few-shot share", choices=TRAINED, unique=True)
-    fewshot_seeds: list[int] = param([0], "seeds of the few-shot runs", min=0, nonempty=True, unique=True)
+    fewshot_seeds: list[int] = seeds_param([0], "seeds of the few-shot runs")
     whitening_sentences: int = whitening_sentences_param()
     whitening_dim: int | None = whitening_dim_param()
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
