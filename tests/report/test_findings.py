@@ -88,6 +88,7 @@ def test_a_record_whose_family_is_damaged_is_listed_as_unreadable_and_its_line_s
     run = tmp_path / "reports" / "simcse_augmentations" / "run"
     run.mkdir(parents=True)
     (run / "results.json").write_text(json.dumps(damaged), encoding="utf-8")
+    (run / "report.html").write_text("<html></html>", encoding="utf-8")  # a finished report: its page written
     assert headline(run).startswith("h 1.00; its comparisons are unreadable (KeyError('task')")
     index = write_index(tmp_path / "reports").read_text(encoding="utf-8")
     assert "simcse_augmentations/run" in index and "unreadable" in index
