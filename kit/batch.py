@@ -30,7 +30,7 @@ import time
 import warnings
 from pathlib import Path
 
-from kit.cluster import INSTALL, ClusterError, import_ray
+from kit.cluster import INSTALL, ClusterError, import_ray, ray_address_problem
 from kit.core.cli import Parser, integer, output_folder
 from kit.core.progress import quiet_libraries
 from kit.params import ParameterError
@@ -52,18 +52,6 @@ from kit.runner import (
     study_params,
     train,
 )
-
-
-def ray_address_problem(address: str) -> str | None:
-    """What is wrong with a Ray address (``auto``, ``host:port`` or ``ray://host:port``, port 1 to 65535), or None."""
-    if address == "auto":
-        return None
-    host, colon, port = address.removeprefix("ray://").rpartition(":")
-    if not colon or not host:
-        return "not a Ray address: give host:port, ray://host:port or auto"
-    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-        return f"port {port!r} is not an integer from 1 to 65535"
-    return None
 
 
 def collect(paths: list[str]) -> list[Path]:

@@ -54,12 +54,30 @@ def import_ray():
     return ray
 
 
+def _host_port(address: str) -> tuple[str, str]:
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    return host, port
+
+
+def ray_address_problem(address: str) -> str | None:
+    """What is wrong with a Ray address (``auto``, ``host:port`` or ``ray://host:port``, port 1 to 65535), or None."""
+    if address == "auto":
+        return None
+    host, port = _host_port(address)
+    if ":" not in address.removeprefix("ray://") or not host:
+        return "not a Ray address: give host:port, ray://host:port or auto"
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        return f"port {port!r} is not an integer from 1 to 65535"
+    return None
+
+
 def unreachable(address: str, seconds: float = 5.0) -> str | None:
-    """Why nothing answers at ``address`` (``host:port`` or ``ray://host:port``) within ``seconds``, or None: a TCP
-    connection tried first, because Ray retries an address nothing answers for about a minute, deaf to SIGTERM."""
+    """Why nothing answers at ``address`` (``host:port`` or ``ray://host:port``, checked by ``ray_address_problem``)
+    within ``seconds``, or None: a TCP connection tried first, because Ray retries an address nothing answers for
+    about a minute, deaf to SIGTERM."""
     import socket
 
-    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host, port = _host_port(address)
     try:
         socket.create_connection((host, int(port)), timeout=seconds).close()
     except OSError as err:

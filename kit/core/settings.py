@@ -95,7 +95,7 @@ def check_constraints(key: str, value: Any, meta: dict) -> None:
             f"parameter '{key}': unknown value(s) {short_repr(unknown)}; allowed: {list(meta['choices'])}"
         )
     for v in items:
-        if v is None or isinstance(v, (str, bool)) or not isinstance(v, numbers.Real):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):  # None, text and choices have no bounds
             continue
         if not math.isfinite(v):  # NaN passes every comparison below; infinity every "above"
             must = f"must be a finite number {bound_words(meta)}".rstrip()
