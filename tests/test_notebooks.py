@@ -335,6 +335,14 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     }
     medse = [h for h in record["metrics"]["histories"] if h["method"] == "medse" and h["step"] > 0]
     assert medse and all(h["entity_loss"] > 0 for h in medse)
+    shares = record["metrics"]["share_family"]  # MED-SE - SimCSE at each share, on the primary's task, one seed
+    assert [(line["row"], line["baseline"]) for line in shares["lines"] if line["baseline"]] == [
+        (f"medse@{share}", f"simcse@{share}") for share in ("0", "0.1", "0.5")
+    ]
+    assert all(
+        line["task"] == "biosses-all" and "one seed" in line["reason"] for line in shares["lines"] if line["baseline"]
+    )
+    assert (run / "evidence" / "share_family.npz").stat().st_size > 0
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
     assert suite["groups"] == {"headline tasks": ["biosses-all", "biosses-test", "rqe-test"]}
     # BIOSSES dev selects here: the headline reads the test pairs, not all pairs; the primary (on all pairs) is

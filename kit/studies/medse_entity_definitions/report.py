@@ -77,9 +77,11 @@ def record_results(
     sweeps: dict[str, pd.DataFrame],
     tables: dict[str, pd.DataFrame],
     suite: suite_rows.SuiteReport | None = None,
+    shares: suite_rows.SuiteReport | None = None,
 ) -> Path:
-    """``results.json`` (per-seed metrics, sweeps, histories, tables, the suite's comparisons, provenance)
-    and ``results_table.txt``; the headline's comparison is the suite's (``SuiteReport.comparison``)."""
+    """``results.json`` (per-seed metrics, sweeps, histories, tables, the suite's comparisons and the S_none share
+    family's (``Study.share_report``), provenance) and ``results_table.txt``; the headline's comparison is the
+    suite's (``SuiteReport.comparison``)."""
     trained = study.trained_rows()
     head = "medse" if "medse" in set(results.method) else best_row(results, "spearman_dev", trained or None)
     means = results.drop(columns=["label", "seed"]).groupby("method").mean()
@@ -87,13 +89,14 @@ def record_results(
     column, words = study.headline_spearman() if head == "medse" else ("spearman_test", "test-pair Spearman")
     return study.write_record(
         record,
-        {**tables, **suite.tables()} if suite else tables,
+        {**tables, **(suite.tables() if suite else {}), **(shares.tables() if shares else {})},
         metrics={
             "per_seed": results.to_dict("records"),
             "mean": means.to_dict("index"),
             "sweeps": {k: v.to_dict("records") for k, v in sweeps.items()},
             "histories": study.histories().to_dict("records") if trained else [],
             "suite": suite,
+            **({"share_family": shares} if shares else {}),
         },
         headline={
             "name": f"BIOSSES {words} x100 ({ROWS[head].label})",

@@ -7,11 +7,13 @@ same training mixture (S_ent plus a share of S_none), seeds, steps and checkpoin
 
 Every table run also scores the evaluation suite (``suite``, ``kit.evaluation``) with the embeddings its
 row reports (a whitening row's whitened vectors, a trained row's selected checkpoint) and keeps the item
-outputs; ``suite_report`` compares each row with its baseline row (``baseline_of``) by paired bootstrap.
+outputs; ``suite_report`` compares each row with its baseline row (``baseline_of``) by paired bootstrap. The runs
+of the S_none sweep score the suite too: ``share_report`` compares MED-SE with SimCSE at each share.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -87,6 +89,22 @@ def run_variant(
     if row.kind == "medse":
         variant |= {"lam": p.lam if lam is None else lam, "dedup": dedup or p.dedup}
     return variant
+
+
+def scores_suite(p: MedSEParams, row: Row, variant: dict) -> bool:
+    """Whether a run scores the suite: a run at the main settings (every table run), or at another S_none share with
+    the main lambda and duplicate handling (the S_none sweep's, which ``share_report`` compares); not the lambda and
+    duplicate sweeps' other runs."""
+
+    def others(v: dict) -> dict:
+        return {k: x for k, x in v.items() if k != "none_share"}
+
+    return others(variant) == others(run_variant(p, row))
+
+
+def share_row(row: str, share: float) -> str:
+    """The S_none sweep's name of ``row`` trained at ``share``: ``medse@0.5``."""
+    return f"{row}@{share:g}"
 
 
 class Study(StudyBase):
@@ -252,11 +270,6 @@ class Study(StudyBase):
         """The variant of ``row``'s table runs (the main settings); sweeps vary it."""
         return run_variant(self.p, row)
 
-    def scores_suite(self, row: Row, variant: dict) -> bool:
-        """Runs at the main settings score the suite (every table run, and a sweep's run at the main setting,
-        which is the same run); the other sweep runs do not."""
-        return variant == self.main_variant(row)
-
     def saves_model(self, row: Row, seed: int, variant: dict) -> bool:
         """``save_models``: the first seed of every trained table row."""
         return (
@@ -264,7 +277,7 @@ class Study(StudyBase):
             and row.kind != "zero_shot"
             and row.name in self.p.rows
             and seed == self.p.seeds[0]
-            and self.scores_suite(row, variant)
+            and variant == self.main_variant(row)
         )
 
     def row_run_dir(self, row: str, seed: int) -> Path:
@@ -292,7 +305,7 @@ class Study(StudyBase):
             "model": p.model,
             "variant": variant,
             "sampling": [p.corpus_seed, p.train_size],
-            "suite": p.suite if self.scores_suite(row, variant) else None,
+            "suite": p.suite if scores_suite(p, row, variant) else None,
         }
         if row.kind == "zero_shot":
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
@@ -353,7 +366,7 @@ class Study(StudyBase):
                 )
                 metrics = self.evaluate(encoder)
                 history = asdict(history)
-            if self.scores_suite(row, variant):
+            if scores_suite(p, row, variant):
                 self._score_suite(encoder, whitening, run_dir)
             if self.saves_model(row, seed, variant):
                 self.save_model(encoder, row_name, seed, run_dir)
@@ -434,7 +447,7 @@ class Study(StudyBase):
             medsts = load_sts_tsv(p.medsts_path)
             sts += list(dict.fromkeys(medsts.sentence1 + medsts.sentence2))
         work.append(encoding("after training: the STS sets", p.model, sts, len(runs), EVALUATION_LENGTH))
-        main = sum(variant == run_variant(p, row) for row, variant in kinds)
+        main = sum(scores_suite(p, row, variant) for row, variant in kinds)
         evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every)
         return work + cls.evaluation_work(p, main, evaluations, sts)
 
@@ -481,6 +494,36 @@ class Study(StudyBase):
             r = self.run(name, seed, **variant)
             out.append({"method": name, "label": ROWS[name].label, key: variant[key], "seed": seed, **r["metrics"]})
         return pd.DataFrame(out)
+
+    def share_report(self, suite: suite_rows.SuiteReport) -> suite_rows.SuiteReport | None:
+        """The paper's Table 4 claim at every mix: MED-SE against SimCSE trained on the same S_none share, one
+        comparison per share on ``declared_task`` over the sweep seeds, the shares one family corrected by
+        ``correction`` (Hwang, Yoo, Choi 2022). A finding only where ``suite``'s positive control passed (its
+        sentences are the premise). None without an S_none sweep of both rows."""
+        p = self.p
+        runs = sweep_runs(p, "none_share")
+        if not runs or not {"simcse", "medse"} <= set(p.sweep_rows):
+            return None
+        tasks = [t for t in self.suite_tasks if t.name == self.declared_task()]
+        outputs: dict[str, list[suite_rows.RunOutputs]] = {}
+        for name, seed, variant in runs:
+            run_dir = self._run_dir(ROWS[name], seed, run_variant(p, ROWS[name], **variant))
+            rerun = functools.partial(self.run, name, seed, **variant)
+            outputs.setdefault(share_row(name, variant["none_share"]), []).append(self.suite_outputs(run_dir, rerun))
+        shares = sorted({variant["none_share"] for _, _, variant in runs})
+        pairs = [(share_row("medse", share), share_row("simcse", share)) for share in shares]
+        labels = {key: f"{ROWS[key.split('@')[0]].label}, S_none {key.split('@')[1]}" for key in outputs}
+        evidence = suite_rows.Evidence.of(outputs, pairs, tasks, labels, keep=self.kept_items(tasks))
+        return suite_rows.SuiteReport(
+            evidence,
+            tasks,
+            self.notebook,
+            self.selected_on(),
+            self.selection_texts(),
+            "MED-SE against SimCSE at each S_none share",
+            correction=p.correction,
+            premise=suite.withheld(),
+        )
 
     def sweep_table(self, sweep: pd.DataFrame, key: str) -> pd.DataFrame:
         name = sweep["label"] + " @ " + sweep[key].map(lambda v: f"{v:g}" if isinstance(v, float) else str(v))

@@ -44,7 +44,8 @@ def params(corpus: str, **change) -> Params:
 
 
 def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_path, corpus):
-    """``suite`` changes every table run's key (not a sweep run's away from the main settings), ``select_on``
+    """``suite`` changes every table run's key and the S_none sweep's (not a lambda sweep run's away from the main
+    settings), ``select_on``
     every run's (a zero-shot run scores the selection data for the positive control's choice), ``save_models``
     only the saved runs'."""
     reference = Study(params(corpus), tmp_path)
@@ -56,6 +57,7 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
             "table simcse seed 1": study._run_dir(ROWS["simcse"], 1, study.main_variant(ROWS["simcse"])),
             "zero-shot": study.row_run_dir("mean_whitening", 0),
             "sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.1, "lam": 1.0, "dedup": "replace"}),
+            "share sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.5, "lam": 0.1, "dedup": "replace"}),
         }
 
     base = folders()
@@ -68,8 +70,8 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
         }.items()
     }
     assert changed == {
-        "suite": {"table medse", "table simcse seed 1", "zero-shot"},
-        "select_on": {"table medse", "table simcse seed 1", "sweep medse", "zero-shot"},
+        "suite": {"table medse", "table simcse seed 1", "zero-shot", "share sweep medse"},
+        "select_on": {"table medse", "table simcse seed 1", "sweep medse", "zero-shot", "share sweep medse"},
         "save_models": {"table medse"},  # the first seed of a trained table row
     }
 
@@ -117,6 +119,30 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     again = score_run(lambda texts: saved.encode(texts, convert_to_numpy=True), [BIOSSES_ALL])
     recorded = load_outputs(study.row_run_dir("medse", 0) / SUITE_FILE)
     np.testing.assert_allclose(again["biosses-all"]["spearman"], recorded["biosses-all"]["spearman"], atol=1e-5)
+
+
+def test_medse_is_compared_with_simcse_at_each_share_in_one_family(tmp_path, corpus):
+    """The S_none sweep's runs score the suite; ``share_report`` compares MED-SE with SimCSE trained on the same
+    share, on the primary's task, one comparison per share in one corrected family, withheld as the suite's own
+    comparisons are while the positive control has not passed (one table seed: not tested)."""
+    study = Study(
+        params(corpus, suite=["biosses-all", "rqe-test"], none_share_sweep=[0.0], sweep_seeds=[0, 1]), tmp_path
+    )
+    assert study.p.lam == 0.1 and study.p.none_share == 0.1
+    suite = study.suite_report()
+    shares = study.share_report(suite)
+    lines = shares.compared[shares.compared.baseline.notna()]
+    assert sorted(zip(lines.task, lines.row, lines.baseline)) == [
+        ("biosses-all", "medse@0", "simcse@0"),
+        ("biosses-all", "medse@0.1", "simcse@0.1"),
+    ]
+    assert set(lines.role) == {"secondary"} and set(lines.family_size) == {2} and not lines.reason.any()
+    assert suite.withheld() and shares.withheld() == suite.withheld() and not lines.finding.any()
+    assert "MED-SE (SimCSE + entity-definition loss), S_none 0 vs SimCSE, S_none 0: " in shares.verdict()
+    table, share = suite.evidence.outputs["biosses-all"], shares.evidence.outputs["biosses-all"]
+    np.testing.assert_array_equal(share["medse@0.1"][0], table["medse"][0])  # the main share's run is the table's
+    assert share["medse@0"].shape == (2, table["medse"].shape[1])  # two sweep seeds, the items the suite keeps
+    assert Study(params(corpus, sweep_rows=["medse"], none_share_sweep=[0.5]), tmp_path).share_report(suite) is None
 
 
 def test_suite_and_selection_tasks_must_be_english(corpus):
