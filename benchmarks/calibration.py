@@ -5,17 +5,25 @@
     python benchmarks/calibration.py            # 400 null and 400 alternative pairs per cell (about an hour on 2 cores)
     python benchmarks/calibration.py --quick    # 20 items, 2 and 3 seeds, 20 pairs per cell: that it runs
     python benchmarks/calibration.py --seeds 2 --items 100 --df-cap inf   # without the df cap (writes nothing)
+    python benchmarks/calibration.py --control  # the positive control's design (about 10 minutes on 2 cores)
 
 For each metric (Spearman, average precision), noise regime (item, run, mixed), items (20, 100) and seeds per method
 (2, 3, 5, 10): the share of null pairs called significant at alpha 0.05 with its Monte-Carlo error, by the kit's
 test and by the reference, and the share of pairs with a true difference (signal weight +``EFFECT``, its size in the
 metric x100 printed beside it) that each calls significant. A full run writes ``benchmarks/results/calibration.json``,
 from which ``python -m kit.docs render`` generates the table on the evaluation page.
+
+``--control`` simulates the positive control instead (``kit.evaluation.simulation.control_pair``): a trained method
+against the best of ``CANDIDATES`` deterministic training-free embeddings chosen on the same items, Spearman on 100
+items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead. With
+one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control (six
+correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shlex
 import sys
@@ -27,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, record  # noqa: E402
 
 from kit.evaluation import inference  # noqa: E402
-from kit.evaluation.simulation import NOISES, calibrated, multi_bootstrap, rejection_rates  # noqa: E402
+from kit.evaluation.simulation import NOISES, calibrated, control_pair, multi_bootstrap, rejection_rates  # noqa: E402
 
 METRICS = ("spearman", "average_precision")
 ITEMS = (20, 100)
@@ -35,6 +43,11 @@ SEEDS = (2, 3, 5, 10)
 EFFECT = 0.15
 """The alternative: the first method's signal weight 0.45 + 0.15 (about +6 Spearman points x100 on 100 items)."""
 ALPHA = 0.05
+CANDIDATES = (1, 6)
+"""The control's training-free candidates: one (no choice) and six (the kit's count, independent: the worst case)."""
+CONTROL_EFFECT = 0.4
+"""A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
+Spearman points x100), not a method's margin over another."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         default=inference.RUN_DF_CAP,
         help=f"the kit's df cap, x the seeds' df (default {inference.RUN_DF_CAP}; another value writes nothing)",
     )
+    ap.add_argument("--control", action="store_true", help="simulate the positive control's design instead")
     args = ap.parse_args(argv)
     if not args.df_cap > 0:
         ap.error(f"--df-cap: a positive number or inf, got {args.df_cap}")
@@ -62,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     inference.RUN_DF_CAP = args.df_cap
     runs = args.runs or (20 if args.quick else 400)
     resamples = args.resamples or (200 if args.quick else 500)
+    command = shlex.join(["python", "benchmarks/calibration.py", *(sys.argv[1:] if argv is None else argv)])
+    if args.control:
+        return control(args, runs, resamples, quick, command)
     tests = {"kit": calibrated(resamples), "reference": multi_bootstrap(resamples)}
     started = time.perf_counter()
     cells = []
@@ -87,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
         "resamples": resamples,
         "effect": EFFECT,
-        "command": shlex.join(["python", "benchmarks/calibration.py", *(sys.argv[1:] if argv is None else argv)]),
+        "command": command,
         "df_cap": args.df_cap,
         "seconds": round(time.perf_counter() - started),
         "cells": cells,
@@ -98,6 +115,85 @@ def main(argv: list[str] | None = None) -> int:
     if not quick:
         (RESULTS / "calibration.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
+    """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null) and the
+    pass rate under the alternative, per noise regime, seeds and candidates; Spearman on 100 items (20 quick)."""
+    test = {"kit": calibrated(resamples)}
+    items = (args.items or [ITEMS[0] if quick else ITEMS[-1]])[0]
+    started = time.perf_counter()
+    cells = []
+    for noise in NOISES:
+        for seeds in args.seeds or (SEEDS[:2] if quick else SEEDS):
+            for candidates in CANDIDATES:
+                at = {
+                    "noise": NOISES[noise],
+                    "seeds": seeds,
+                    "items": items,
+                    "metric": "spearman",
+                    "runs": runs,
+                    "alpha": ALPHA,
+                    "design": functools.partial(control_pair, candidates=candidates),
+                    "upper": True,
+                }
+                null = rejection_rates(test, **at)["kit"]
+                power = rejection_rates(test, effect=EFFECT, **at)["kit"]
+                large = rejection_rates(test, effect=CONTROL_EFFECT, **at)["kit"]
+                cells.append(
+                    {
+                        "noise": noise,
+                        "items": items,
+                        "seeds": seeds,
+                        "candidates": candidates,
+                        "false": null.rate,
+                        "error": null.error,
+                        "power": power.rate,
+                        "null_difference": null.difference,
+                        "effect": power.difference,
+                        "large_power": large.rate,
+                        "large_effect": large.difference,
+                    }
+                )
+                print(
+                    f"control {noise} {items} items {seeds} seeds {candidates} candidates: false pass {null.rate:.3f}, "
+                    f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
+                    flush=True,
+                )
+    result = {
+        "alpha": ALPHA,
+        "runs": runs,
+        "resamples": resamples,
+        "effect": EFFECT,
+        "large_effect": CONTROL_EFFECT,
+        "command": command,
+        "seconds": round(time.perf_counter() - started),
+        "cells": cells,
+    }
+    record("calibration.py --control: the positive control's design on simulated studies", control_table(result), quick)
+    if not quick:
+        (RESULTS / "calibration_control.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def control_table(result: dict) -> str:
+    """The control's cells as a Markdown table."""
+    lines = [
+        f"{result['runs']} pairs per cell and hypothesis, {result['resamples']} item draws, alpha {result['alpha']}; a "
+        f"pass: significant with the trained side ahead; the trained method's signal weight +{result['effect']} and "
+        f"+{result['large_effect']} (mean differences x100 beside each).",
+        "",
+        "| noise | items | seeds | candidates | false pass | difference, null | pass | difference | pass, large "
+        "| difference, large |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in result["cells"]:
+        lines.append(
+            f"| {c['noise']} | {c['items']} | {c['seeds']} | {c['candidates']} | {c['false']:.3f} ± {c['error']:.3f} | "
+            f"{c['null_difference']:+.1f} | {c['power']:.2f} | {c['effect']:+.1f} | {c['large_power']:.2f} | "
+            f"{c['large_effect']:+.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def table(result: dict) -> str:

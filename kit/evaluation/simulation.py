@@ -52,25 +52,56 @@ NOISES = {
 }
 
 
-def simulated_pair(
-    rng: np.random.Generator, noise: Noise, seeds: int, items: int, metric: str, effect: float = 0.0
-) -> tuple[ItemScores, ItemScores]:
-    """Two methods' outputs on one simulated task, ``seeds`` training runs each; the first is ``effect`` better."""
+def _task(rng: np.random.Generator, noise: Noise, items: int, metric: str) -> Callable[..., ItemScores]:
+    """One simulated task (gold, its statistic, what every method finds hard); returns ``method(quality, seeds,
+    fixed=False)``, the outputs of ``seeds`` training runs of a method (the module's formula), or of one
+    deterministic model (``fixed``: one output, no run-to-run quality draw)."""
     gold = rng.uniform(0, 4, items)
     z = (gold - gold.mean()) / gold.std()
     statistic = Spearman(gold) if metric == "spearman" else AveragePrecision(gold >= POSITIVE_AT)
     shared = rng.normal(0, noise.shared, items)
 
-    def method(quality: float) -> ItemScores:
-        q = quality + rng.normal(0, noise.run, (seeds, 1))
+    def method(quality: float, seeds: int, fixed: bool = False) -> ItemScores:
+        q = quality + (0.0 if fixed else rng.normal(0, noise.run, (seeds, 1)))
         x = q * z + shared + rng.normal(0, noise.method, items) + rng.normal(0, noise.item, (seeds, items))
-        return ItemScores(metric, x, statistic)
+        return ItemScores(metric, x, statistic, fixed=fixed)
 
-    return method(QUALITY + effect), method(QUALITY)
+    return method
+
+
+def simulated_pair(
+    rng: np.random.Generator, noise: Noise, seeds: int, items: int, metric: str, effect: float = 0.0
+) -> tuple[ItemScores, ItemScores]:
+    """Two methods' outputs on one simulated task, ``seeds`` training runs each; the first is ``effect`` better."""
+    method = _task(rng, noise, items, metric)
+    return method(QUALITY + effect, seeds), method(QUALITY, seeds)
+
+
+def control_pair(
+    rng: np.random.Generator,
+    noise: Noise,
+    seeds: int,
+    items: int,
+    metric: str,
+    effect: float = 0.0,
+    candidates: int = 6,
+) -> tuple[ItemScores, ItemScores]:
+    """The positive control's design (``kit.study.StudyBase.training_free_control``): a trained method (``seeds``
+    runs, ``effect`` better) against the best, on these very items, of ``candidates`` deterministic training-free
+    embeddings of quality ``QUALITY`` (one output each). Independent candidates are the worst case of that choice:
+    the real ones share their start, so they differ less and the choice favours the baseline less."""
+    method = _task(rng, noise, items, metric)
+    trained = method(QUALITY + effect, seeds)
+    pool = [method(QUALITY, 1, fixed=True) for _ in range(candidates)]
+    return trained, max(pool, key=lambda x: x.value)
 
 
 Test = Callable[[ItemScores, ItemScores, int], float]
 """A procedure under test: (a, b, seed) -> the two-sided p-value of a - b (nan: not tested)."""
+
+Design = Callable[..., tuple[ItemScores, ItemScores]]
+"""A simulated comparison: (rng, noise, seeds, items, metric, effect) -> the two sides (``simulated_pair``,
+``control_pair``)."""
 
 
 def calibrated(resamples: int) -> Test:
@@ -122,21 +153,26 @@ def rejection_rates(
     effect: float = 0.0,
     alpha: float = 0.05,
     seed: int = 0,
+    design: Design = simulated_pair,
+    upper: bool = False,
 ) -> dict[str, Cell]:
-    """How often each of ``tests`` rejects at ``alpha`` over the same ``runs`` simulated pairs (each its own task and
-    training runs); a cell's ``difference`` is the mean observed difference x100, the effect in the metric's units."""
+    """How often each of ``tests`` rejects at ``alpha`` over the same ``runs`` simulated pairs of ``design`` (each its
+    own task and training runs); ``upper``: only rejections where the first side came out ahead count (a positive
+    control's pass). A cell's ``difference`` is the mean observed difference x100, the effect in the metric's units."""
     rng = np.random.default_rng([seed, seeds, items, int(effect * 1000) & 0xFFFFFFFF, len(metric)])
     p_values: dict[str, list[float]] = {name: [] for name in tests}
     differences = []
     for k in range(runs):
-        a, b = simulated_pair(rng, noise, seeds, items, metric, effect)
+        a, b = design(rng, noise, seeds, items, metric, effect)
         differences.append(100 * (a.value - b.value))
         for name, test in tests.items():
             p_values[name].append(test(a, b, k))
     out = {}
+    ahead = np.array(differences) > 0
     for name, ps in p_values.items():
-        tested = np.array([p for p in ps if p == p])
-        out[name] = Cell(
-            float(np.mean(tested < alpha)) if len(tested) else float("nan"), len(tested), float(np.mean(differences))
-        )
+        ps = np.asarray(ps, dtype=float)
+        tested = ps == ps
+        rejected = (ps < alpha) & (ahead if upper else True)
+        rate = float(np.mean(rejected[tested])) if tested.any() else float("nan")
+        out[name] = Cell(rate, int(tested.sum()), float(np.mean(differences)))
     return out

@@ -2,10 +2,12 @@
 kit's comparison keeps its false "significant" rate at alpha with 2 seeds per method, where the multi-bootstrap it
 replaced did not (``benchmarks/calibration.py`` prints the whole table)."""
 
+import functools
+
 import numpy as np
 import pytest
 
-from kit.evaluation.simulation import NOISES, calibrated, multi_bootstrap, rejection_rates
+from kit.evaluation.simulation import NOISES, calibrated, control_pair, multi_bootstrap, rejection_rates
 
 RUNS, ALPHA = 300, 0.05
 
@@ -33,3 +35,20 @@ def test_a_true_difference_is_found_more_often_than_a_null_one():
     null = rejection_rates(tests, NOISES["mixed"], 5, 100, "average_precision", 60)["kit"]
     effect = rejection_rates(tests, NOISES["mixed"], 5, 100, "average_precision", 60, effect=0.4)["kit"]
     assert effect.rate > null.rate + 0.3 and effect.difference > 5
+
+
+def test_the_positive_controls_design_passes_falsely_at_most_half_alpha_and_its_choice_favours_the_baseline():
+    """``control_pair``: a trained method against the best of deterministic candidates on the same items. Under the
+    null it passes (significant, trained side ahead) at most alpha / 2 plus two Monte-Carlo errors; choosing the best
+    of six moves the null difference against the trained method; a large gain passes more often than none."""
+    tests, runs = {"kit": calibrated(300)}, 120
+    at = {"noise": NOISES["mixed"], "seeds": 5, "items": 100, "metric": "spearman", "runs": runs, "upper": True}
+    one, six = (functools.partial(control_pair, candidates=n) for n in (1, 6))
+    null = rejection_rates(tests, design=one, **at)["kit"]
+    assert null.runs == runs and null.rate <= ALPHA / 2 + 2 * np.sqrt(ALPHA / 2 * (1 - ALPHA / 2) / runs), null
+    chosen = rejection_rates(tests, design=six, **at)["kit"]
+    assert chosen.difference < null.difference - 5, (chosen, null)
+    large = rejection_rates(tests, design=one, effect=1.0, **at)["kit"]
+    assert large.rate > null.rate + 0.3 and large.difference > 20, large
+    a, b = control_pair(np.random.default_rng(0), NOISES["run"], 3, 40, "spearman")
+    assert (a.seeds, a.fixed, b.seeds, b.fixed) == (3, False, 1, True)
