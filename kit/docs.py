@@ -31,7 +31,7 @@ from pathlib import Path
 from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.evaluation.inference import format_p
-from kit.evaluation.rows import Evidence, recomputed, withheld_by
+from kit.evaluation.rows import NO_CONTROL, Evidence, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
 from kit.report.index import (
     LAST_GOOD,
@@ -172,7 +172,8 @@ def recompute(snapshot: Path) -> dict:
         if not path.is_file():
             raise ValueError(f"{path}: no evidence for the family '{key}' of {snapshot} (snapshot its report again)")
         old = record["metrics"][key]
-        new, tables = recomputed(Evidence.load(path), old, None if old.get("control") else premise)
+        own = NO_CONTROL if old.get("premise") == NO_CONTROL else None  # the run could not form its control
+        new, tables = recomputed(Evidence.load(path), old, None if old.get("control") else premise or own)
         premise = premise or withheld_by(new)
         prefix = f"{old.get('title', 'Evaluation suite')}, "
         record["tables"] = {
@@ -604,7 +605,8 @@ def control_calibration_block(path: Path = CONTROL_CALIBRATION) -> str:
         f"side ahead; the trained method's signal weight is the null's, or {result['effect']} or "
         f"{result['large_effect']} higher (the mean differences x100 they produced beside each). The highest false "
         f"pass rate is {worst['false']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, {worst['candidates']} "
-        f"candidate{'s' * (worst['candidates'] != 1)}).\n\n" + markdown_table(rows)
+        f"candidate{'s' * (worst['candidates'] != 1)}), against a nominal {result['alpha'] / 2:g} (a pass is one "
+        "side of a two-sided test).\n\n" + markdown_table(rows)
     )
 
 

@@ -174,13 +174,6 @@ def with_control_rows(rows: Sequence[str], base: str = "simcse") -> list[str]:
     return [*rows, *(r for r in CONTROL_ROWS if base in rows and r not in rows)]
 
 
-NO_CONTROL = (
-    "No positive control: this run lacks the rows its study's control compares (the base method, or what it is "
-    "tested against), so its premise is not shown and no method comparison is a finding (they are shown, labelled "
-    "as such)."
-)
-"""The premise of a study's reports when its run cannot form the control (``StudyBase.control_of``)."""
-
 HEADLINE_TASKS = {"spearman_all": "biosses-all", "spearman_test": "biosses-test"}
 """The suite task with the items of each BIOSSES headline column (studies 1 in English and 4)."""
 
@@ -509,10 +502,11 @@ class StudyBase:
     def control_of(self, tasks: Sequence[Task]) -> dict:
         """A report's positive control: the study's ``control()`` when its task is among ``tasks``; else, when that
         control did not pass in the report that holds it (``control_report``), its sentences as ``premise``; when the
-        run cannot form one, ``NO_CONTROL`` as ``premise``: its premise is not shown, so nothing is a finding."""
+        run cannot form one, ``kit.evaluation.rows.NO_CONTROL`` as ``premise``: its premise is not shown, so nothing
+        is a finding."""
         control = self.control()
         if control is None:
-            return {"premise": NO_CONTROL}
+            return {"premise": suite_rows.NO_CONTROL}
         if control.task in {t.name for t in tasks}:
             return {"control": control}
         if self.control_report().control is None:
@@ -527,9 +521,9 @@ class StudyBase:
     def training_free_control(self, base: str = "simcse") -> suite_rows.Control | None:
         """Studies 1 and 4's positive control: ``base`` (SimCSE) against the strongest of the start's training-free
         rows (``CONTROL_ROWS``: each pooling with and without whitening) on the control's task itself (its items the
-        report keeps), ``declared_task``. The
-        choice is conservative on purpose: the best of six on the same items favours the baseline, so the control
-        passes only when training beats every embedding the start gives for free. (Choosing on the selection data
+        report keeps), ``declared_task``. The choice is conservative on purpose: the best of six on the same items
+        favours the baseline, so the control passes only when training beats every embedding the start gives for
+        free (``benchmarks/calibration.py --control`` measures how much). (Choosing on the selection data
         was tried first: on the demo's start RQE validation separated the six by 2.3 points of average precision
         while they differed by 24 points on all BIOSSES pairs, so its choice was close to arbitrary.) A tie goes to
         the candidate listed first. None when ``base`` is not in ``rows``."""

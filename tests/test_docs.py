@@ -28,6 +28,22 @@ def test_every_committed_verdict_is_what_its_evidence_gives_under_todays_inferen
     assert not stale, f"run: python -m kit.docs recompute ({stale})"
 
 
+def test_a_family_whose_run_could_not_form_its_control_stays_withheld_when_recomputed(tmp_path):
+    """A family recorded with the premise ``NO_CONTROL`` (its run lacked the control's rows) keeps it under
+    ``recompute``: its comparisons stay shown and none becomes a finding."""
+    from kit.evaluation.rows import NO_CONTROL
+
+    source = docs.SNAPSHOTS / "simcse_augmentations" / "demo.json"
+    snapshot = tmp_path / "demo.json"
+    shutil.copyfile(source.with_name("demo.suite.npz"), tmp_path / "demo.suite.npz")
+    record = json.loads(source.read_text(encoding="utf-8"))
+    record["metrics"]["suite"].update(control=None, premise=NO_CONTROL)
+    snapshot.write_text(json.dumps(record), encoding="utf-8")
+    suite = docs.recompute(snapshot)["metrics"]["suite"]
+    assert suite["premise"] == NO_CONTROL and not suite.get("control")
+    assert suite["lines"] and not any(line.get("finding") for line in suite["lines"])
+
+
 def test_a_number_changed_by_hand_in_a_snapshot_changes_the_pages(tmp_path):
     """A committed snapshot of a finished report, and the committed kit.evaluate snapshot, each with one number
     edited: the page rendered from it is no longer the committed one."""

@@ -339,6 +339,13 @@ class Control(Declared):
         return cls(**{k: record[k] for k in keys}, vetoes=tuple(record.get("vetoes", ())))
 
 
+NO_CONTROL = (
+    "No positive control: this run lacks the rows its study's control compares (the base method, or what it is "
+    "tested against), so its premise is not shown and no method comparison is a finding (they are shown, labelled "
+    "as such)."
+)
+"""The premise of a study's reports when its run cannot form the control (``StudyBase.control_of``)."""
+
 OUTCOMES = ("passes", "fails", "not shown", "not tested")
 """A positive control's outcome: better at alpha (and no veto); worse at alpha or vetoed; neither; untestable."""
 

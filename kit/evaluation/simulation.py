@@ -130,7 +130,8 @@ def multi_bootstrap(resamples: int) -> Test:
 
 @dataclass(frozen=True)
 class Cell:
-    """The share of ``runs`` simulated comparisons with p < alpha (``rate``), its Monte-Carlo error, and the mean
+    """The share of ``runs`` simulated comparisons with p < alpha (``rate``; with ``rejection_rates``' ``upper``, only
+    those with the first side ahead), its Monte-Carlo error, and the mean
     observed difference of the metric x100 between the methods over the simulated pairs (``difference``)."""
 
     rate: float

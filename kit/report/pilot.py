@@ -154,8 +154,8 @@ def size(
         except ValueError:
             continue
         task = next((t for t in evidence.tasks if t.name == primary.task), None)
-        if task is None or not evidence.outputs[task.name]:
-            continue
+        if task is None or not {primary.row, primary.baseline} & set(evidence.outputs[task.name]):
+            continue  # another family's evidence (MED-SE's share family, say): neither of the primary's rows
         stand_ins: dict[str, str] = {}
         try:
             a = _scores(evidence, task, primary.row, primary.baseline, stand_ins)

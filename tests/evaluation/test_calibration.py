@@ -37,10 +37,12 @@ def test_a_true_difference_is_found_more_often_than_a_null_one():
     assert effect.rate > null.rate + 0.3 and effect.difference > 5
 
 
-def test_the_positive_controls_design_passes_falsely_at_most_half_alpha_and_its_choice_favours_the_baseline():
+def test_the_positive_controls_design_passes_falsely_within_monte_carlo_error_and_its_choice_favours_the_baseline():
     """``control_pair``: a trained method against the best of deterministic candidates on the same items. Under the
-    null it passes (significant, trained side ahead) at most alpha / 2 plus two Monte-Carlo errors; choosing the best
-    of six moves the null difference against the trained method; a large gain passes more often than none."""
+    null it passes (significant, trained side ahead) at most alpha / 2 plus two Monte-Carlo errors (120 pairs: about
+    0.054, so this catches a broken test, not a small excess; ``benchmarks/calibration.py --control`` measures the
+    rate); choosing the best of six moves the null difference against the trained method; a large gain passes more
+    often than none."""
     tests, runs = {"kit": calibrated(300)}, 120
     at = {"noise": NOISES["mixed"], "seeds": 5, "items": 100, "metric": "spearman", "runs": runs, "upper": True}
     one, six = (functools.partial(control_pair, candidates=n) for n in (1, 6))

@@ -70,6 +70,22 @@ def verdict(study: Study, results: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def share_claim(shares: suite_rows.SuiteReport) -> str:
+    """Whether the paper's Table 4 claim holds here, in one sentence: MED-SE better than SimCSE, a finding after the
+    family's correction, at every swept share (each share's own test at alpha would do for "every"; the correction
+    only makes it stricter)."""
+    lines = suite_rows.compared_lines(shares.compared)
+    better = lines[
+        lines.significant.fillna(False).astype(bool) & (lines.low > 0) & lines.finding.fillna(False).astype(bool)
+    ]
+    verdict = "shown" if len(better) == len(lines) else "not shown"
+    return (
+        f"MED-SE is better than SimCSE, as a finding, at {len(better)} of the {len(lines)} swept shares besides the "
+        f"main one (whose comparison is the table's, above): the claim that the entity loss adds at every share is "
+        f"{verdict} here."
+    )
+
+
 def record_results(
     study: Study,
     record: RunRecord,

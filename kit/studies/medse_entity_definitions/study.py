@@ -91,20 +91,26 @@ def run_variant(
     return variant
 
 
+SHARE_ROWS = ("simcse", "medse")
+"""The rows ``share_report`` compares at each S_none share."""
+
+
 def scores_suite(p: MedSEParams, row: Row, variant: dict) -> bool:
-    """Whether a run scores the suite: a run at the main settings (every table run), or at another S_none share with
-    the main lambda and duplicate handling (the S_none sweep's, which ``share_report`` compares); not the lambda and
-    duplicate sweeps' other runs."""
+    """Whether a run scores the suite: a run at the main settings (every table run), or a SimCSE or MED-SE run at
+    another S_none share with the main lambda and duplicate handling (the S_none sweep's, which ``share_report``
+    compares); not the other sweep runs."""
 
     def others(v: dict) -> dict:
         return {k: x for k, x in v.items() if k != "none_share"}
 
-    return others(variant) == others(run_variant(p, row))
+    main = run_variant(p, row)
+    return variant == main or (row.name in SHARE_ROWS and others(variant) == others(main))
 
 
 def share_row(row: str, share: float) -> str:
-    """The S_none sweep's name of ``row`` trained at ``share``: ``medse@0.5``."""
-    return f"{row}@{share:g}"
+    """The S_none sweep's name of ``row`` trained at ``share``: ``medse@0.5`` (the share as Python writes it, so
+    that two shares never share a name)."""
+    return f"{row}@{float(share)!r}"
 
 
 class Study(StudyBase):
@@ -412,7 +418,7 @@ class Study(StudyBase):
         once: counted over every ontology definition, an upper bound), and a checkpoint evaluation (the STS sets
         and the ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; a
         whitening row embeds ``whitening_sentences`` PubMed sentences (the corpus's, at most); after training
-        every run embeds the STS sets, and a run at the main settings scores the suite."""
+        every run embeds the STS sets, and a run that ``scores_suite`` scores the suite."""
 
         def key(name: str, seed: int, variant: dict) -> tuple:
             return name, seed, tuple(sorted(variant.items()))
@@ -497,12 +503,17 @@ class Study(StudyBase):
 
     def share_report(self, suite: suite_rows.SuiteReport) -> suite_rows.SuiteReport | None:
         """The paper's Table 4 claim at every mix: MED-SE against SimCSE trained on the same S_none share, one
-        comparison per share on ``declared_task`` over the sweep seeds, the shares one family corrected by
-        ``correction`` (Hwang, Yoo, Choi 2022). A finding only where ``suite``'s positive control passed (its
-        sentences are the premise). None without an S_none sweep of both rows."""
+        comparison per swept share other than the main one (whose comparison is the table's, in ``suite``) on
+        ``declared_task`` over the sweep seeds, the shares one family corrected by ``correction`` (Hwang, Yoo, Choi
+        2022). A finding only where ``suite``'s positive control passed (its sentences are the premise). None
+        without an S_none sweep of both rows away from the main share."""
         p = self.p
-        runs = sweep_runs(p, "none_share")
-        if not runs or not {"simcse", "medse"} <= set(p.sweep_rows):
+        runs = [
+            (name, seed, variant)
+            for name, seed, variant in sweep_runs(p, "none_share")
+            if name in SHARE_ROWS and variant["none_share"] != p.none_share
+        ]
+        if not set(SHARE_ROWS) <= {name for name, _, _ in runs}:
             return None
         tasks = [t for t in self.suite_tasks if t.name == self.declared_task()]
         outputs: dict[str, list[suite_rows.RunOutputs]] = {}

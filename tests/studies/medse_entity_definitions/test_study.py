@@ -12,7 +12,7 @@ from kit.evaluation.embeddings import Embedder
 from kit.evaluation.rows import load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_ALL
 from kit.params import ParameterError
-from kit.studies.medse_entity_definitions import Params, Study
+from kit.studies.medse_entity_definitions import Params, Study, report
 from kit.studies.medse_entity_definitions.params import ROWS
 from kit.study import SUITE_FILE
 
@@ -58,6 +58,7 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
             "zero-shot": study.row_run_dir("mean_whitening", 0),
             "sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.1, "lam": 1.0, "dedup": "replace"}),
             "share sweep medse": study._run_dir(ROWS["medse"], 0, {"none_share": 0.5, "lam": 0.1, "dedup": "replace"}),
+            "share sweep ct": study._run_dir(ROWS["ct"], 0, {"none_share": 0.5}),  # not compared: no suite
         }
 
     base = folders()
@@ -71,7 +72,14 @@ def test_suite_selection_and_saving_enter_the_keys_of_the_runs_they_change(tmp_p
     }
     assert changed == {
         "suite": {"table medse", "table simcse seed 1", "zero-shot", "share sweep medse"},
-        "select_on": {"table medse", "table simcse seed 1", "sweep medse", "zero-shot", "share sweep medse"},
+        "select_on": {
+            "table medse",
+            "table simcse seed 1",
+            "sweep medse",
+            "zero-shot",
+            "share sweep medse",
+            "share sweep ct",
+        },
         "save_models": {"table medse"},  # the first seed of a trained table row
     }
 
@@ -122,26 +130,28 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
 
 
 def test_medse_is_compared_with_simcse_at_each_share_in_one_family(tmp_path, corpus):
-    """The S_none sweep's runs score the suite; ``share_report`` compares MED-SE with SimCSE trained on the same
-    share, on the primary's task, one comparison per share in one corrected family, withheld as the suite's own
-    comparisons are while the positive control has not passed (one table seed: not tested)."""
-    study = Study(
-        params(corpus, suite=["biosses-all", "rqe-test"], none_share_sweep=[0.0], sweep_seeds=[0, 1]), tmp_path
-    )
+    """The S_none sweep's SimCSE and MED-SE runs score the suite; ``share_report`` compares MED-SE with SimCSE trained
+    on the same share, on the primary's task, one comparison per share other than the main one (the table's) in one
+    corrected family, withheld as the suite's own comparisons are while the positive control has not passed (one
+    table seed: not tested)."""
+    change = {"suite": ["biosses-all", "rqe-test"], "none_share_sweep": [0.0, 0.05], "sweep_seeds": [0, 1]}
+    study = Study(params(corpus, **change), tmp_path)
     assert study.p.lam == 0.1 and study.p.none_share == 0.1
     suite = study.suite_report()
     shares = study.share_report(suite)
     lines = shares.compared[shares.compared.baseline.notna()]
     assert sorted(zip(lines.task, lines.row, lines.baseline)) == [
-        ("biosses-all", "medse@0", "simcse@0"),
-        ("biosses-all", "medse@0.1", "simcse@0.1"),
+        ("biosses-all", "medse@0.0", "simcse@0.0"),
+        ("biosses-all", "medse@0.05", "simcse@0.05"),
     ]
     assert set(lines.role) == {"secondary"} and set(lines.family_size) == {2} and not lines.reason.any()
     assert suite.withheld() and shares.withheld() == suite.withheld() and not lines.finding.any()
-    assert "MED-SE (SimCSE + entity-definition loss), S_none 0 vs SimCSE, S_none 0: " in shares.verdict()
+    assert "MED-SE (SimCSE + entity-definition loss), S_none 0.0 vs SimCSE, S_none 0.0: " in shares.verdict()
+    assert report.share_claim(shares).startswith("MED-SE is better than SimCSE, as a finding, at 0 of the 2 swept")
+    assert "not shown here" in report.share_claim(shares)
     table, share = suite.evidence.outputs["biosses-all"], shares.evidence.outputs["biosses-all"]
-    np.testing.assert_array_equal(share["medse@0.1"][0], table["medse"][0])  # the main share's run is the table's
-    assert share["medse@0"].shape == (2, table["medse"].shape[1])  # two sweep seeds, the items the suite keeps
+    assert share["medse@0.0"].shape == (2, table["medse"].shape[1])  # two sweep seeds, the items the suite keeps
+    assert set(share) == {"medse@0.0", "simcse@0.0", "medse@0.05", "simcse@0.05"}  # the main share is the table's
     assert Study(params(corpus, sweep_rows=["medse"], none_share_sweep=[0.5]), tmp_path).share_report(suite) is None
 
 
