@@ -42,8 +42,9 @@ def pilots(notebook: str, run: str, model: str | None, reports: Path) -> list[Pa
     return [*own, *mine, *[p for p in others if same_model(p)], *[p for p in others if not same_model(p)]]
 
 
-def pilot_model(path: Path) -> str | None:
-    """The model of the report an evidence file (``<run>.<family>.npz`` or ``evidence/<family>.npz``) belongs to."""
+def pilot_record(path: Path) -> dict:
+    """The record (``results.json`` or a snapshot) of the report an evidence file (``<run>.<family>.npz`` or
+    ``evidence/<family>.npz``) belongs to; {} when it cannot be read."""
     path = Path(path)
     record = (
         path.parent.parent / "results.json"
@@ -51,8 +52,26 @@ def pilot_model(path: Path) -> str | None:
         else path.parent / f"{path.name.split('.')[0]}.json"
     )
     try:
-        return json.loads(record.read_text(encoding="utf-8"))["parameters"].get("model")
-    except (OSError, ValueError, KeyError):
+        found = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def pilot_model(path: Path) -> str | None:
+    """The model of the report an evidence file belongs to (``pilot_record``)."""
+    parameters = pilot_record(path).get("parameters")
+    return parameters.get("model") if isinstance(parameters, dict) else None
+
+
+def pilot_control(path: Path) -> Primary | None:
+    """The positive control an evidence file's family recorded (row, baseline, task; no effect), or None."""
+    family = Path(path).stem if Path(path).parent.name == EVIDENCE else Path(path).name.split(".")[1]
+    metrics = pilot_record(path).get("metrics")
+    control = (metrics or {}).get(family, {}).get("control") if isinstance(metrics, dict) else None
+    try:
+        return Primary(control["row"], control["baseline"], control["task"])
+    except (TypeError, KeyError):
         return None
 
 
@@ -225,9 +244,46 @@ def sizing_line(study, run_name: str, reports: Path) -> str | None:
     return f"primary {primary}: {sizing.sentence()}"
 
 
+def size_control(study, run_name: str, reports: Path) -> Sizing | None:
+    """The positive control as the first pilot that recorded one ran it (``pilot_control``: the base method against
+    the training-free row it chose there), sized at the run's seeds of the base method: what the control resolves.
+    None when the run trains no such row or no pilot recorded a control."""
+    model = getattr(study.p, "model", None)
+    for path in pilots(study.notebook, run_name, model, reports):
+        control = pilot_control(path)
+        if control is None or control.row not in study.row_seeds() or study.row_fixed(control.row):
+            continue
+        sizing = size(control, study.row_run_count(control.row), {control.baseline}, [path], model)
+        if sizing is not None:
+            return sizing
+    return None
+
+
+def control_lines(study, run_name: str, reports: Path) -> list[str]:
+    """``--design``'s lines on the positive control: what it resolves at the run's seeds, or why that is unknown."""
+    sizing = size_control(study, run_name, reports)
+    if sizing is None:
+        return ["positive control: no pilot recorded one to size it on"]
+    c, v = sizing.primary, sizing.variance
+    head = f"positive control {c.row} - {c.baseline} on {c.task} (as {shown(sizing.pilot)} chose its baseline)"
+    if sizing.one_seed:
+        return [f"{head}: {ONE_SEED}"]
+    caveat = f"; {sizing.other_model}" if sizing.other_model else ""
+    return [
+        f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power){caveat}; "
+        "the best-of-six choice of its baseline costs more (benchmarks/calibration.py --control)"
+    ]
+
+
 def design_report(study, run_name: str, reports: Path) -> list[str]:
-    """``kit.batch --design``: the primary, its pilot, its variance parts, its power at the run's seeds, the seeds and
-    items that reach 80% power, and the ceiling check; one line each."""
+    """``kit.batch --design``: the positive control's line (``control_lines``), then the primary's
+    (``primary_lines``)."""
+    return [*control_lines(study, run_name, reports), *primary_lines(study, run_name, reports)]
+
+
+def primary_lines(study, run_name: str, reports: Path) -> list[str]:
+    """The primary, its pilot, its variance parts, its power at the run's seeds, the seeds and items that reach 80%
+    power, and the ceiling check; one line each."""
     primary, sizing = size_study(study, run_name, reports)
     if primary is None:
         return ["no primary comparison declared (parameter 'primary'): nothing to size"]

@@ -1,6 +1,8 @@
 """Sizing before the runs: power, the seeds and items a declared effect needs, the ceiling, and kit.batch's line
 before training and its --design report, read from a pilot's evidence."""
 
+import re
+
 import numpy as np
 
 from kit.batch import main as batch_main
@@ -137,3 +139,22 @@ def test_a_run_with_one_seed_per_trained_row_is_told_that_its_primary_goes_untes
     assert batch_main([str(run_file), "--reports", str(reports), "--design"]) == 0
     out = capsys.readouterr().out
     assert "declare 2 seeds or more" in out and "power for" not in out
+
+
+def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(tmp_path, capsys):
+    """The demo's committed snapshot recorded its control (SimCSE against the start's mean pooling): --design says
+    first what that control resolves at the demo's 2 seeds, more than the demo's primary needs; a study whose pilots
+    recorded no control says so."""
+    from kit.paths import PROJECT_ROOT
+
+    demo = PROJECT_ROOT / "params" / "simcse_augmentations" / "demo.yaml"
+    assert batch_main([str(demo), "--reports", str(tmp_path), "--design"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = "  positive control simcse - mean on biosses-all (as docs/results/simcse_augmentations/demo.suite.npz chose "
+    assert lines[1].startswith(head) and lines[2].startswith("  primary swap_10 - simcse"), lines[:3]
+    resolved = float(re.search(r"with 2 seeds it resolves ([\d.]+) points", lines[1]).group(1))
+    assert resolved > 30  # two seeds of a trained row against a fixed one: the run-to-run part has 1 df
+
+    qfcl = PROJECT_ROOT / "params" / "qfcl_summarization" / "cpu.yaml"
+    assert batch_main([str(qfcl), "--reports", str(tmp_path), "--design"]) == 0
+    assert "  positive control: no pilot recorded one to size it on" in capsys.readouterr().out
