@@ -357,7 +357,9 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
     for path in sorted((PARAMS / notebook).glob("*.yaml")):
         description = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("description", "")
         out.append(f"| `{path.name}` | {_cell(' '.join(str(description).split()))} |")
-    out += search_section(notebook, snapshots)
+    search = search_section(notebook, snapshots)
+    out += controls_section(notebook, snapshots, search=bool(search))
+    out += search
     out += ["", "## What the measured runs can and cannot show", ""]
     runs = [(run, record) for (nb, run), record in snapshots.items() if nb == notebook]
     if not runs:
@@ -409,6 +411,60 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
         "alone (x100), the base method's selected checkpoint against the best of the start's training-free "
         "embeddings there. A setting above zero here is one to declare and run with seeds in a file of its own, "
         "whose control then tests it on its task; a search, not a test, so no interval is stated.",
+        "",
+        markdown_table(rows).rstrip("\n"),
+    ]
+
+
+def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], search: bool = False) -> list[str]:
+    """A study page's table of every committed positive control of its runs that was tested (a one-seed search's is
+    not: ``search_section``): per run file its model and setting, the base row's and the chosen baseline's scores, the
+    difference with its interval and what the design resolves, and the outcome; then how many pass, and when none
+    does, that the offline setting cannot test the paper's claim (``search``: the page has a search section, cited as
+    evidence too). [] without such snapshots."""
+    rows = []
+    for (nb, run), record in sorted(snapshots.items()):
+        holding = [f for f in corrected_families(record) if f.get("control")] if nb == notebook else []
+        family = holding[0] if holding else {}  # the suite's, or QFCL's ROUGE family
+        control = family.get("control")
+        line = next((x for x in family.get("lines", []) if x.get("role") == "control"), None)
+        if not control or line is None or line.get("reason"):
+            continue
+        scores = {x["row"]: x["score"] for x in family["lines"] if x["task"] == control["task"]}
+        params = record["parameters"]
+        rows.append(
+            {
+                "run file": f"`{run}.yaml`",
+                "model, pooler, steps": f"{params.get('model')}, {params.get('pooler')}, {params.get('steps')}",
+                "seeds": int(line["seeds"]),
+                f"{control['row']}": number(scores.get(control["row"]), 1),
+                "chosen baseline": f"{control['baseline']} {number(scores.get(control['baseline']), 1)}",
+                "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
+                "resolves": number(line.get("family_detectable"), 1),
+                "outcome": control["outcome"],
+            }
+        )
+    if not rows:
+        return []
+    passed = sum(row["outcome"] == "passes" for row in rows)
+    evidence = (
+        "these runs and the search below are" if search else ("this run is" if len(rows) == 1 else "these runs are")
+    )
+    verdict = (
+        f"{passed} of {len(rows)} pass{'es' * (len(rows) == 1)}."
+        if passed
+        else f"{'It does not pass' if len(rows) == 1 else f'None of the {len(rows)} passes'}: in no setting tried here "
+        "did training the base method beat the start's best training-free embedding by a margin its design shows; "
+        f"{evidence} the evidence that the offline setting cannot test the paper's claim."
+    )
+    return [
+        "",
+        "## The positive controls of the committed runs",
+        "",
+        "Generated from the committed snapshots with a tested control (two seeds or more): each run's control on its "
+        "task (x100), the base method against the "
+        "strongest training-free embedding of its start on the same items, with the 95% interval of the difference "
+        f"and the difference its design resolves with 80% power (`benchmarks/calibration.py --control`). {verdict}",
         "",
         markdown_table(rows).rstrip("\n"),
     ]

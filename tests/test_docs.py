@@ -258,3 +258,18 @@ def test_a_damaged_snapshot_is_named_in_one_line(tmp_path, capsys, monkeypatch, 
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"[kit.docs] error: {damaged}: not a committed snapshot"), line
     assert "(JSONDecodeError)" in line, line
+
+
+def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_passes():
+    """``controls_section``: the demo's control (2 seeds, not shown) is a row; a one-seed search's is not (it goes
+    untested); with none passing the page says the offline setting cannot test the claim, and a control edited to
+    pass turns that into a count."""
+    demo = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "demo.json").read_text(encoding="utf-8"))
+    search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
+    snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
+    text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
+    assert "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | 2 |" in text and "search_mean_t01" not in text
+    assert "It does not pass" in text and "cannot test the paper's claim" in text
+    demo["metrics"]["suite"]["control"]["outcome"] = "passes"
+    assert "1 of 1 passes." in "\n".join(docs.controls_section("simcse_augmentations", snapshots))
+    assert docs.controls_section("augmented_sbert", snapshots) == []
