@@ -99,22 +99,27 @@ def main(argv: list[str] | None = None) -> int:
                         f"[{time.perf_counter() - started:.0f}s]",
                         flush=True,
                     )
-    result = {
-        "alpha": ALPHA,
-        "runs": runs,
-        "resamples": resamples,
-        "effect": EFFECT,
-        "command": command,
-        "df_cap": args.df_cap,
-        "seconds": round(time.perf_counter() - started),
-        "cells": cells,
-    }
+    result = measured(runs, resamples, command, started, cells, df_cap=args.df_cap)
     worst = max(c["kit"]["false"] - ALPHA - 2 * c["kit"]["error"] for c in cells)
     record("calibration.py: the kit's t test vs the multi-bootstrap on simulated nulls", table(result), quick)
     print(f"largest false rate above alpha + 2 Monte-Carlo errors: {worst:+.3f} (kit; at most 0 expected)")
     if not quick:
         (RESULTS / "calibration.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def measured(runs: int, resamples: int, command: str, started: float, cells: list[dict], **extra) -> dict:
+    """A results file's record: the settings, the command, the time since ``started`` and the cells."""
+    return {
+        "alpha": ALPHA,
+        "runs": runs,
+        "resamples": resamples,
+        "effect": EFFECT,
+        **extra,
+        "command": command,
+        "seconds": round(time.perf_counter() - started),
+        "cells": cells,
+    }
 
 
 def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
@@ -160,16 +165,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
                     flush=True,
                 )
-    result = {
-        "alpha": ALPHA,
-        "runs": runs,
-        "resamples": resamples,
-        "effect": EFFECT,
-        "large_effect": CONTROL_EFFECT,
-        "command": command,
-        "seconds": round(time.perf_counter() - started),
-        "cells": cells,
-    }
+    result = measured(runs, resamples, command, started, cells, large_effect=CONTROL_EFFECT)
     record("calibration.py --control: the positive control's design on simulated studies", control_table(result), quick)
     if not quick:
         (RESULTS / "calibration_control.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -483,9 +483,14 @@ class StudyBase:
         )
         return self.report_of(evidence, tasks, title)
 
-    def report_of(self, evidence: suite_rows.Evidence, tasks: list[Task], title: str) -> suite_rows.SuiteReport:
+    def report_of(
+        self, evidence: suite_rows.Evidence, tasks: list[Task], title: str, **declared
+    ) -> suite_rows.SuiteReport:
         """The report of compared rows: the primary alone, the tasks grouped into headline and apart, each group's
-        secondary comparisons a family corrected by the ``correction`` parameter (``SuiteReport``)."""
+        secondary comparisons a family corrected by the ``correction`` parameter (``SuiteReport``). ``declared``:
+        what a secondary family has instead of the run's paper effect, primary and control (MED-SE's share family:
+        the suite's ``premise`` alone)."""
+        own = declared or {"paper_effect": self.paper_effect(), "primary": self.primary(), **self.control_of(tasks)}
         return suite_rows.SuiteReport(
             evidence,
             tasks,
@@ -494,9 +499,7 @@ class StudyBase:
             self.selection_texts(),
             title,
             correction=self.p.correction,
-            paper_effect=self.paper_effect(),
-            primary=self.primary(),
-            **self.control_of(tasks),
+            **own,
         )
 
     def control_of(self, tasks: Sequence[Task]) -> dict:

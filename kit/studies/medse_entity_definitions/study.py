@@ -525,16 +525,7 @@ class Study(StudyBase):
         pairs = [(share_row("medse", share), share_row("simcse", share)) for share in shares]
         labels = {key: f"{ROWS[key.split('@')[0]].label}, S_none {key.split('@')[1]}" for key in outputs}
         evidence = suite_rows.Evidence.of(outputs, pairs, tasks, labels, keep=self.kept_items(tasks))
-        return suite_rows.SuiteReport(
-            evidence,
-            tasks,
-            self.notebook,
-            self.selected_on(),
-            self.selection_texts(),
-            "MED-SE against SimCSE at each S_none share",
-            correction=p.correction,
-            premise=suite.withheld(),
-        )
+        return self.report_of(evidence, tasks, "MED-SE against SimCSE at each S_none share", premise=suite.withheld())
 
     def sweep_table(self, sweep: pd.DataFrame, key: str) -> pd.DataFrame:
         name = sweep["label"] + " @ " + sweep[key].map(lambda v: f"{v:g}" if isinstance(v, float) else str(v))
