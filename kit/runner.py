@@ -10,6 +10,7 @@ returned. The study of a notebook is the package ``kit.studies.<notebook>``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib
 import logging
@@ -208,12 +209,30 @@ def execute(run: Run, reports: Path) -> Path:
     is kept in ``LAST_GOOD``, and ``RunFailed`` (its one-line reason) is raised."""
     out_dir = run.report_dir(reports)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / EXECUTING, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RuntimeError(f"another kit.batch is executing this run into {out_dir}; rerun when it ends") from None
+    with report_lock(out_dir):
         return _execute(run, out_dir)
+
+
+@contextlib.contextmanager
+def report_lock(out_dir: Path):
+    """Hold ``out_dir``'s ``EXECUTING`` lock (RuntimeError at once when another execution holds it), and remove the
+    file before releasing it, so that a finished folder holds none. A lock taken on a file that an ending execution
+    removed meanwhile is taken again on the new one."""
+    path = out_dir / EXECUTING
+    while True:
+        with open(path, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RuntimeError(
+                    f"another kit.batch is executing this run into {out_dir}; rerun when it ends"
+                ) from None
+            if path.exists() and os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino:
+                try:
+                    yield
+                finally:
+                    path.unlink(missing_ok=True)
+                return
 
 
 def _execute(run: Run, out_dir: Path) -> Path:

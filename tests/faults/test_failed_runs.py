@@ -49,6 +49,7 @@ def test_a_failing_run_says_why_on_the_terminal_and_the_others_finish(tmp_path, 
     assert "only 0 evaluation pairs" in (failed / "report.html").read_text(encoding="utf-8")  # the error in place
     assert not (failed / "results.json").exists()
     assert (reports / "explore_augmentations" / "explore" / "results.json").exists()
+    assert not list(reports.glob("*/*/.executing"))  # neither a finished nor a failed execution leaves its lock
     index = (reports / "index.html").read_text(encoding="utf-8")
     assert "only 0 evaluation pairs" in index and "explore_augmentations/explore/report.html" in index
     if jobs == 2:  # two runs at once on this machine: each kernel got its share of the CPU threads
