@@ -46,8 +46,10 @@ docs: setup  ## the documentation site from docs/ into site/, offline; --strict 
 	$(BIN)/python -m kit.docs render
 	$(BIN)/mkdocs build --strict --quiet
 
+# JupyterLab is installed on first use (pip needs the network once); offline without it, one line says so.
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
-	$(BIN)/pip install -q -e ".[lab]"
+	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/pip install -q -e ".[lab]" 2>/dev/null || \
+	  { echo "make lab: JupyterLab is not installed and pip could not install it (no network?): run make lab once with the network"; exit 2; }
 	$(BIN)/jupyter lab notebooks/
 
 clean:
