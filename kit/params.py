@@ -153,6 +153,16 @@ def primary_param(default: str | None):
     )
 
 
+def control_task_param():
+    """``control_task``: the suite task a training-free positive control (studies 1 and 4) is tested on."""
+    return param(
+        None,
+        "the suite task the positive control (the base method against the start's best training-free embedding) is "
+        "tested on, before any method comparison; None: the primary's task, else the paper's claim's when the suite "
+        "scores it, else the suite's first task",
+    )
+
+
 def primary_effect_param():
     """``primary_effect``: the difference the primary is sized for (``kit.evaluation.design``)."""
     return param(
@@ -312,6 +322,7 @@ class Params:
             check_constraints(name, getattr(params, name), f.metadata)
         params.validate()
         params.comparisons()
+        params.check_control_task()
         try:
             params.primary_comparison()
         except ParameterError:
@@ -358,6 +369,14 @@ class Params:
                 raise ParameterError(f"parameter 'compare[{i}]': a row compared with itself ({parts[0]!r})")
             pairs.append((parts[0], parts[1]))
         return pairs
+
+    def check_control_task(self) -> None:
+        """A declared ``control_task`` must be a task this run scores (``primary_tasks``)."""
+        task, tasks = getattr(self, "control_task", None), self.primary_tasks()
+        if task is not None and task not in tasks:
+            raise ParameterError(
+                f"parameter 'control_task': {short_repr(task)} is not a task this run scores; its tasks: {tasks}"
+            )
 
     def primary_tasks(self) -> list[str]:
         """The tasks a ``primary`` may name: the suite's (a study adds those it scores itself)."""

@@ -188,6 +188,9 @@ class StudyBase:
     """A study that selects no checkpoint says so here, in words: its reports' "selected on"."""
     SUITE_TITLE: ClassVar[str] = "Evaluation suite"
     """The title of the report's suite tables."""
+    TRAINING_FREE_CONTROL: ClassVar[str] = ""
+    """A study whose positive control is its base method against the start's best training-free embedding
+    (``training_free_control``) names that base row here (studies 1 and 4: "simcse")."""
 
     @property
     def notebook(self) -> str:
@@ -518,13 +521,14 @@ class StudyBase:
 
     def control(self) -> suite_rows.Control | None:
         """The study's positive control (``kit.evaluation.rows.Control``): the premise its method comparisons rest
-        on, tested before them. None: this run cannot form one (its rows lack the base method)."""
-        return None
+        on, tested before them (``training_free_control`` when the study names ``TRAINING_FREE_CONTROL``). None:
+        this run cannot form one (its rows lack the base method)."""
+        return self.training_free_control(self.TRAINING_FREE_CONTROL) if self.TRAINING_FREE_CONTROL else None
 
-    def training_free_control(self, base: str = "simcse") -> suite_rows.Control | None:
+    def training_free_control(self, base: str) -> suite_rows.Control | None:
         """Studies 1 and 4's positive control: ``base`` (SimCSE) against the strongest of the start's training-free
         rows (``CONTROL_ROWS``: each pooling with and without whitening) on the control's task itself (its items the
-        report keeps), ``declared_task``. The choice is conservative on purpose: the best of six on the same items
+        report keeps), ``control_task``. The choice is conservative on purpose: the best of six on the same items
         favours the baseline, so the control passes only when training beats every embedding the start gives for
         free (``benchmarks/calibration.py --control`` measures how much). (Choosing on the selection data
         was tried first: on the demo's start RQE validation separated the six by 2.3 points of average precision
@@ -532,7 +536,7 @@ class StudyBase:
         the candidate listed first. None when ``base`` is not in ``rows``."""
         if base not in self.p.rows:
             return None
-        tasks = [t for t in self.suite_tasks if t.name == self.declared_task()]
+        tasks = [t for t in self.suite_tasks if t.name == self.control_task()]
         outputs = {
             row: [self.suite_outputs(self.row_run_dir(row, seed), functools.partial(self.run, row, seed))]
             for row in CONTROL_ROWS
@@ -550,6 +554,13 @@ class StudyBase:
             f"{self.row_label(base)} beats every training-free embedding of its start",
             f"the strongest of {len(scores)} training-free embeddings on this task, x100: {shown}",
         )
+
+    def control_task(self) -> str | None:
+        """The task a training-free positive control (``TRAINING_FREE_CONTROL``) is tested on, known before the run:
+        the ``control_task`` parameter, else ``declared_task``; None for a study whose control is its own."""
+        if not self.TRAINING_FREE_CONTROL:
+            return None
+        return getattr(self.p, "control_task", None) or self.declared_task()
 
     def declared_task(self) -> str:
         """The suite task a study's own tests read: the primary's, else the paper's claim's when the suite scores it,

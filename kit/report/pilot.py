@@ -245,13 +245,17 @@ def sizing_line(study, run_name: str, reports: Path) -> str | None:
 
 
 def size_control(study, run_name: str, reports: Path) -> Sizing | None:
-    """The positive control as the first pilot that recorded one ran it (``pilot_control``: the base method against
-    the training-free row it chose there), sized at the run's seeds of the base method: what the control resolves.
-    None when the run trains no such row or no pilot recorded a control."""
+    """The positive control as the first pilot that recorded one on the run's control task (``control_task``, when the
+    study knows it before the run) ran it (``pilot_control``: the base method against the training-free row it chose
+    there), sized at the run's seeds of the base method: what the control resolves. None when the run trains no
+    such row or no pilot recorded such a control."""
     model = getattr(study.p, "model", None)
+    task = study.control_task()
     for path in pilots(study.notebook, run_name, model, reports):
         control = pilot_control(path)
         if control is None or control.row not in study.row_seeds() or study.row_fixed(control.row):
+            continue
+        if task is not None and control.task != task:
             continue
         sizing = size(control, study.row_run_count(control.row), {control.baseline}, [path], model)
         if sizing is not None:
@@ -263,7 +267,8 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
     """``--design``'s lines on the positive control: what it resolves at the run's seeds, or why that is unknown."""
     sizing = size_control(study, run_name, reports)
     if sizing is None:
-        return ["positive control: no pilot recorded one to size it on"]
+        task = study.control_task()
+        return [f"positive control: no pilot recorded one{f' on {task}' if task else ''} to size it on"]
     c, v = sizing.primary, sizing.variance
     head = f"positive control {c.row} - {c.baseline} on {c.task} (as {shown(sizing.pilot)} chose its baseline)"
     if sizing.one_seed:

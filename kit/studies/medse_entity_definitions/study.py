@@ -120,6 +120,7 @@ class Study(StudyBase):
     ids (a MedCAT or scispaCy wrapper, say); default: ``DictionaryLinker`` over the ontology."""
 
     p: MedSEParams
+    TRAINING_FREE_CONTROL = "simcse"
     eval_name = "BIOSSES"
 
     def __init__(self, params: MedSEParams, report_dir: str | Path, linker: Linker | None = None):
@@ -536,11 +537,6 @@ class Study(StudyBase):
     def starting_row(self) -> str:
         """The zero-shot row that pools as the trained rows do (no whitening): their starting point."""
         return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
-
-    def control(self) -> suite_rows.Control | None:
-        """SimCSE against the start's best training-free embedding on the selection data
-        (``StudyBase.training_free_control``)."""
-        return self.training_free_control("simcse")
 
     def paper_effect(self) -> suite_rows.PaperEffect:
         return suite_rows.PaperEffect(

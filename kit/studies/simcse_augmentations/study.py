@@ -34,7 +34,7 @@ from kit.data import (
 )
 from kit.evaluation.probes import ProbeFit, ProbeTask, chineseblue_probes
 from kit.evaluation.retrieval import nearest_neighbours, paraphrase_hit_at_1
-from kit.evaluation.rows import Control, PaperEffect, SuiteReport
+from kit.evaluation.rows import PaperEffect, SuiteReport
 from kit.evaluation.sts import sts_report
 from kit.evaluation.task import Task
 from kit.evaluation.tasks import select
@@ -59,6 +59,7 @@ class Study(StudyBase):
     """Runs and caches the study's trainings; every public method returns plain tables."""
 
     p: SimCSEParams
+    TRAINING_FREE_CONTROL = "simcse"
 
     def __init__(self, params: SimCSEParams, report_dir: str | Path):
         super().__init__(params, report_dir)
@@ -318,11 +319,6 @@ class Study(StudyBase):
     def row_seeds(self) -> dict[str, list[int]]:
         """Each table row's seeds (one for an untrained row), the control's rows included (``table_rows``)."""
         return {name: list(self.p.seeds if ROWS[name].trained else self.p.seeds[:1]) for name in self.p.table_rows()}
-
-    def control(self) -> Control | None:
-        """SimCSE against the start's best training-free embedding on the selection data
-        (``StudyBase.training_free_control``)."""
-        return self.training_free_control("simcse")
 
     def row_fixed(self, row: str) -> bool:
         """The starting model (no training): one set of outputs."""
