@@ -6,6 +6,7 @@
     python benchmarks/calibration.py --quick    # 20 items, 2 and 3 seeds, 20 pairs per cell: that it runs
     python benchmarks/calibration.py --seeds 2 --items 100 --df-cap inf   # without the df cap (writes nothing)
     python benchmarks/calibration.py --control  # the positive control's design (about 10 minutes on 2 cores)
+    python benchmarks/calibration.py --control --metric mean  # on a retrieval task of 9,962 queries (about an hour)
 
 For each metric (Spearman, average precision), noise regime (item, run, mixed), items (20, 100) and seeds per method
 (2, 3, 5, 10): the share of null pairs called significant at alpha 0.05 with its Monte-Carlo error, by the kit's
@@ -18,6 +19,9 @@ against the best of ``CANDIDATES`` deterministic training-free embeddings chosen
 items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead. With
 one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control (six
 correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
+``--control --metric mean`` simulates the same design on a retrieval task the size of the Disease Ontology's
+(``RETRIEVAL_ITEMS`` queries, a mean of per-query scores such as nDCG@10) at the seeds its run files use
+(``RETRIEVAL_SEEDS``), and writes ``benchmarks/results/calibration_control_mean.json``.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ EFFECT = 0.15
 ALPHA = 0.05
 CANDIDATES = (1, 6)
 """The control's training-free candidates: one (no choice) and six (the kit's count, independent: the worst case)."""
+RETRIEVAL_ITEMS = 9962
+"""``--metric mean``: the queries of the Disease Ontology retrieval tasks (``doid-definition-name``)."""
+RETRIEVAL_SEEDS = (3, 5)
+"""``--metric mean``: the seeds per trained row of the run files that test a control on such a task."""
 CONTROL_EFFECT = 0.4
 """A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
 Spearman points x100), not a method's margin over another."""
@@ -66,7 +74,16 @@ def main(argv: list[str] | None = None) -> int:
         help=f"the kit's df cap, x the seeds' df (default {inference.RUN_DF_CAP}; another value writes nothing)",
     )
     ap.add_argument("--control", action="store_true", help="simulate the positive control's design instead")
+    ap.add_argument(
+        "--metric",
+        choices=(*METRICS, "mean"),
+        default="spearman",
+        help=f"with --control: the task's metric (mean: a retrieval task of {RETRIEVAL_ITEMS:,} queries at "
+        f"{' and '.join(map(str, RETRIEVAL_SEEDS))} seeds; default spearman, 100 items)",
+    )
     args = ap.parse_args(argv)
+    if args.metric != "spearman" and not args.control:
+        ap.error("--metric: only with --control (the two-row table covers spearman and average_precision)")
     if not args.df_cap > 0:
         ap.error(f"--df-cap: a positive number or inf, got {args.df_cap}")
     for name in ("runs", "resamples"):
@@ -124,19 +141,22 @@ def measured(runs: int, resamples: int, command: str, started: float, cells: lis
 
 def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null) and the
-    pass rate under the alternative, per noise regime, seeds and candidates; Spearman on 100 items (20 quick)."""
+    pass rate under the alternative, per noise regime, seeds and candidates; Spearman on 100 items (20 quick), or
+    ``--metric``'s task (mean: ``RETRIEVAL_ITEMS`` queries at ``RETRIEVAL_SEEDS``)."""
     test = {"kit": calibrated(resamples)}
-    items = (args.items or [ITEMS[0] if quick else ITEMS[-1]])[0]
+    retrieval = args.metric == "mean"
+    items = (args.items or [ITEMS[0] if quick else RETRIEVAL_ITEMS if retrieval else ITEMS[-1]])[0]
+    all_seeds = RETRIEVAL_SEEDS if retrieval else SEEDS
     started = time.perf_counter()
     cells = []
     for noise in NOISES:
-        for seeds in args.seeds or (SEEDS[:2] if quick else SEEDS):
+        for seeds in args.seeds or (all_seeds[:2] if quick else all_seeds):
             for candidates in CANDIDATES:
                 at = {
                     "noise": NOISES[noise],
                     "seeds": seeds,
                     "items": items,
-                    "metric": "spearman",
+                    "metric": args.metric,
                     "runs": runs,
                     "alpha": ALPHA,
                     "design": functools.partial(control_pair, candidates=candidates),
@@ -147,6 +167,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                 large = rejection_rates(test, effect=CONTROL_EFFECT, **at)["kit"]
                 cells.append(
                     {
+                        "metric": args.metric,
                         "noise": noise,
                         "items": items,
                         "seeds": seeds,
@@ -161,20 +182,23 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     }
                 )
                 print(
-                    f"control {noise} {items} items {seeds} seeds {candidates} candidates: false pass {null.rate:.3f}, "
+                    f"control {args.metric} {noise} {items} items {seeds} seeds {candidates} candidates: "
+                    f"false pass {null.rate:.3f}, "
                     f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
                     flush=True,
                 )
     result = measured(runs, resamples, command, started, cells, large_effect=CONTROL_EFFECT)
     record("calibration.py --control: the positive control's design on simulated studies", control_table(result), quick)
     if not quick:
-        (RESULTS / "calibration_control.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        name = "calibration_control_mean.json" if retrieval else "calibration_control.json"
+        (RESULTS / name).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
 def control_table(result: dict) -> str:
     """The control's cells as a Markdown table."""
     lines = [
+        f"{result['cells'][0]['metric'] if result['cells'] else ''}: "
         f"{result['runs']} pairs per cell and hypothesis, {result['resamples']} item draws, alpha {result['alpha']}; a "
         f"pass: significant with the trained side ahead; the trained method's signal weight +{result['effect']} and "
         f"+{result['large_effect']} (mean differences x100 beside each).",

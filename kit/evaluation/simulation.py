@@ -10,7 +10,10 @@ where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed)
 an item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on
 this item set (item sampling: another item set would favour the other method), and w_{m,s,i} ~ N(0, sd_item) is the
 run's own item-by-item noise. The metric is Spearman's rho of x against g (an STS task), or average precision of x
-for the label g >= 2.5 (pair classification). Under the null both methods have q_m = ``QUALITY``; the alternative
+for the label g >= 2.5 (pair classification). For a retrieval task (``mean``: a mean of per-query scores such as
+nDCG@10) the quality raises every query alike: z_i is replaced by 1 and each query's score is Phi(x - ``SHIFT``) in
+(0, 1), a probit of how high the query's positive ranks (about 0.3 under the null, as the raw starts' and MiniLM's
+retrieval scores are). Under the null both methods have q_m = ``QUALITY``; the alternative
 adds ``effect`` to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that
 differ only in overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points
 x100, as the demo's seeds do), and both.
@@ -25,14 +28,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
-from kit.evaluation.bootstrap import AveragePrecision, ItemScores, Spearman
+from kit.evaluation.bootstrap import AveragePrecision, ItemScores, Mean, Spearman
 from kit.evaluation.inference import paired_comparison
 
 QUALITY = 0.45
 """Every method's mean signal weight under the null."""
 POSITIVE_AT = 2.5
 """Average precision's label: gold score at least this."""
+SHIFT = 1.2
+"""A retrieval query's score is Phi(x - SHIFT) (the module's text)."""
+STATISTICS = {
+    "spearman": lambda gold: Spearman(gold),
+    "average_precision": lambda gold: AveragePrecision(gold >= POSITIVE_AT),
+    "mean": lambda gold: Mean(),
+}
+"""Each simulated metric's statistic, from the items' gold scores."""
 
 
 @dataclass(frozen=True)
@@ -57,14 +69,14 @@ def _task(rng: np.random.Generator, noise: Noise, items: int, metric: str) -> Ca
     fixed=False)``, the outputs of ``seeds`` training runs of a method (the module's formula), or of one
     deterministic model (``fixed``: one output, no run-to-run quality draw)."""
     gold = rng.uniform(0, 4, items)
-    z = (gold - gold.mean()) / gold.std()
-    statistic = Spearman(gold) if metric == "spearman" else AveragePrecision(gold >= POSITIVE_AT)
+    z = np.ones(items) if metric == "mean" else (gold - gold.mean()) / gold.std()
+    statistic = STATISTICS[metric](gold)
     shared = rng.normal(0, noise.shared, items)
 
     def method(quality: float, seeds: int, fixed: bool = False) -> ItemScores:
         q = quality + (0.0 if fixed else rng.normal(0, noise.run, (seeds, 1)))
         x = q * z + shared + rng.normal(0, noise.method, items) + rng.normal(0, noise.item, (seeds, items))
-        return ItemScores(metric, x, statistic, fixed=fixed)
+        return ItemScores(metric, stats.norm.cdf(x - SHIFT) if metric == "mean" else x, statistic, fixed=fixed)
 
     return method
 

@@ -143,8 +143,9 @@ def test_a_run_with_one_seed_per_trained_row_is_told_that_its_primary_goes_untes
 
 def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(tmp_path, capsys):
     """The demo's committed snapshot recorded its control (SimCSE against the start's mean pooling): --design says
-    first what that control resolves at the demo's 2 seeds, more than the demo's primary needs; a study whose pilots
-    recorded no control says so."""
+    first what that control resolves at the demo's 2 seeds, more than the demo's primary needs; a control declared on
+    another task (``control_task``) is not sized on a pilot that recorded it elsewhere; a study whose pilots recorded
+    no control says so."""
     from kit.paths import PROJECT_ROOT
 
     demo = PROJECT_ROOT / "params" / "simcse_augmentations" / "demo.yaml"
@@ -154,6 +155,13 @@ def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(
     assert lines[1].startswith(head) and lines[2].startswith("  primary swap_10 - simcse"), lines[:3]
     resolved = float(re.search(r"with 2 seeds it resolves ([\d.]+) points", lines[1]).group(1))
     assert resolved > 30  # two seeds of a trained row against a fixed one: the run-to-run part has 1 df
+
+    elsewhere = tmp_path / "simcse_augmentations" / "control_elsewhere.yaml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(demo.read_text(encoding="utf-8") + "\ncontrol_task: rqe-test\n", encoding="utf-8")
+    assert batch_main([str(elsewhere), "--reports", str(tmp_path), "--design"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  positive control: no pilot recorded one on rqe-test to size it on", lines[:2]
 
     qfcl = PROJECT_ROOT / "params" / "qfcl_summarization" / "cpu.yaml"
     assert batch_main([str(qfcl), "--reports", str(tmp_path), "--design"]) == 0

@@ -9,6 +9,7 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 from kit.evaluation.rows import load_outputs, score_run
+from kit.params import ParameterError
 from kit.evaluation.sts import BIOSSES_ALL
 from kit.evaluation.tasks import TASKS
 from kit.report.record import RunRecord
@@ -177,3 +178,26 @@ def test_each_row_is_compared_with_its_ablation_and_the_control_rows_with_nothin
     }
     study.p = Params.from_dict({"rows": ["zero_shot", "simcse", "mixcse_iw"]})
     assert study.baseline_of("mixcse_iw") == "simcse"
+
+
+def test_the_positive_control_is_tested_on_its_declared_task(tmp_path):
+    """``control_task`` names the task the training-free control is tested on (a task that can resolve it); without it
+    the control stays on the paper's task; a task the run does not score is refused in one line."""
+    base = {
+        "model": "tiny-random-bert",
+        "rows": ["simcse"],
+        "seeds": [0, 1],
+        "corpus_size": 64,
+        "map_sentences": 0,
+        "whitening_sentences": 64,
+        "primary": None,
+        "suite": ["biosses-all", "rqe-test"],
+    }
+    default = Study(Params.from_dict(base), tmp_path)
+    assert default.control_task() == "biosses-all"
+    declared = Study(Params.from_dict({**base, "control_task": "rqe-test"}), tmp_path)
+    assert declared.control_task() == "rqe-test"
+    control = declared.control()
+    assert (control.row, control.task) == ("simcse", "rqe-test") and control.baseline in ROWS
+    with pytest.raises(ParameterError, match=r"^parameter 'control_task': 'doid-name-definition' is not a task this"):
+        Params.from_dict({**base, "control_task": "doid-name-definition"})
