@@ -9,9 +9,9 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 from kit.evaluation.rows import load_outputs, score_run
-from kit.params import ParameterError
 from kit.evaluation.sts import BIOSSES_ALL
 from kit.evaluation.tasks import TASKS
+from kit.params import ParameterError
 from kit.report.record import RunRecord
 from kit.studies.simcse_augmentations import Params, Study, report
 from kit.studies.simcse_augmentations.params import ROWS
