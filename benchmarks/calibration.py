@@ -6,7 +6,8 @@
     python benchmarks/calibration.py --quick    # 20 items, 2 and 3 seeds, 20 pairs per cell: that it runs
     python benchmarks/calibration.py --seeds 2 --items 100 --df-cap inf   # without the df cap (writes nothing)
     python benchmarks/calibration.py --control  # the positive control's design (about 10 minutes on 2 cores)
-    python benchmarks/calibration.py --control --metric mean  # on a retrieval task of 9,962 queries (about an hour)
+    python benchmarks/calibration.py --metric mean --resamples 200           # a mean of per-item scores (ROUGE-L,
+    python benchmarks/calibration.py --control --metric mean --resamples 200 # nDCG@10) at 500 and 9,962 items
 
 For each metric (Spearman, average precision), noise regime (item, run, mixed), items (20, 100) and seeds per method
 (2, 3, 5, 10): the share of null pairs called significant at alpha 0.05 with its Monte-Carlo error, by the kit's
@@ -19,15 +20,17 @@ against the best of ``CANDIDATES`` deterministic training-free embeddings chosen
 items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead. With
 one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control (six
 correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
-``--control --metric mean`` simulates the same design on a retrieval task the size of the Disease Ontology's
-(``RETRIEVAL_ITEMS`` queries, a mean of per-query scores such as nDCG@10) at the seeds its run files use
-(``RETRIEVAL_SEEDS``), and writes ``benchmarks/results/calibration_control_mean.json``.
+``--metric mean`` simulates a metric that is a mean of per-item scores in (0, 1) (per-question ROUGE-L, per-query
+nDCG@10) at ``MEAN_ITEMS`` (MeQSum's 500 test questions; the Disease Ontology's 9,962 queries) and ``MEAN_SEEDS``,
+the two-row table into ``benchmarks/results/calibration_mean.json`` and with ``--control`` the control's into
+``benchmarks/results/calibration_control_mean.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import shlex
 import sys
@@ -49,10 +52,11 @@ EFFECT = 0.15
 ALPHA = 0.05
 CANDIDATES = (1, 6)
 """The control's training-free candidates: one (no choice) and six (the kit's count, independent: the worst case)."""
-RETRIEVAL_ITEMS = 9962
-"""``--metric mean``: the queries of the Disease Ontology retrieval tasks (``doid-definition-name``)."""
-RETRIEVAL_SEEDS = (3, 5)
-"""``--metric mean``: the seeds per trained row of the run files that test a control on such a task."""
+MEAN_ITEMS = (500, 9962)
+"""``--metric mean``: the test questions of QFCL's MeQSum split (ROUGE-L) and the Disease Ontology's queries
+(``doid-definition-name``, nDCG@10)."""
+MEAN_SEEDS = (2, 3, 5)
+"""``--metric mean``: the seeds per trained row of the run files scored on such tasks."""
 CONTROL_EFFECT = 0.4
 """A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
 Spearman points x100), not a method's margin over another."""
@@ -66,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=None, help="simulated pairs per cell and hypothesis (default 400)")
     ap.add_argument("--resamples", type=int, default=None, help="item draws per comparison (default 500)")
     ap.add_argument("--seeds", type=int, nargs="+", choices=SEEDS, help="only these seeds per method (writes nothing)")
-    ap.add_argument("--items", type=int, nargs="+", choices=ITEMS, help="only these item counts (writes nothing)")
+    ap.add_argument(
+        "--items", type=int, nargs="+", choices=(*ITEMS, *MEAN_ITEMS), help="only these item counts (writes nothing)"
+    )
     ap.add_argument(
         "--df-cap",
         type=float,
@@ -76,14 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--control", action="store_true", help="simulate the positive control's design instead")
     ap.add_argument(
         "--metric",
-        choices=(*METRICS, "mean"),
-        default="spearman",
-        help=f"with --control: the task's metric (mean: a retrieval task of {RETRIEVAL_ITEMS:,} queries at "
-        f"{' and '.join(map(str, RETRIEVAL_SEEDS))} seeds; default spearman, 100 items)",
+        choices=("mean",),
+        help=f"mean: a mean of per-item scores at {' and '.join(map(str, MEAN_ITEMS))} items and "
+        f"{', '.join(map(str, MEAN_SEEDS))} seeds (default: Spearman and average precision; with --control Spearman "
+        "on 100 items)",
     )
     args = ap.parse_args(argv)
-    if args.metric != "spearman" and not args.control:
-        ap.error("--metric: only with --control (the two-row table covers spearman and average_precision)")
     if not args.df_cap > 0:
         ap.error(f"--df-cap: a positive number or inf, got {args.df_cap}")
     for name in ("runs", "resamples"):
@@ -97,12 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.control:
         return control(args, runs, resamples, quick, command)
     tests = {"kit": calibrated(resamples), "reference": multi_bootstrap(resamples)}
+    metrics, all_items, all_seeds = ((args.metric,), MEAN_ITEMS, MEAN_SEEDS) if args.metric else (METRICS, ITEMS, SEEDS)
     started = time.perf_counter()
     cells = []
-    for metric in METRICS:
+    for metric in metrics:
         for noise in NOISES:
-            for items in args.items or (ITEMS[:1] if args.quick else ITEMS):
-                for seeds in args.seeds or (SEEDS[:2] if args.quick else SEEDS):
+            for items in args.items or (ITEMS[:1] if args.quick else all_items):
+                for seeds in args.seeds or (all_seeds[:2] if args.quick else all_seeds):
                     cell = {"metric": metric, "noise": noise, "items": items, "seeds": seeds}
                     null = rejection_rates(tests, NOISES[noise], seeds, items, metric, runs, alpha=ALPHA)
                     power = rejection_rates(tests, NOISES[noise], seeds, items, metric, runs, EFFECT, ALPHA)
@@ -121,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     record("calibration.py: the kit's t test vs the multi-bootstrap on simulated nulls", table(result), quick)
     print(f"largest false rate above alpha + 2 Monte-Carlo errors: {worst:+.3f} (kit; at most 0 expected)")
     if not quick:
-        (RESULTS / "calibration.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        name = f"calibration_{args.metric}.json" if args.metric else "calibration.json"
+        (RESULTS / name).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
@@ -142,21 +148,20 @@ def measured(runs: int, resamples: int, command: str, started: float, cells: lis
 def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null) and the
     pass rate under the alternative, per noise regime, seeds and candidates; Spearman on 100 items (20 quick), or
-    ``--metric``'s task (mean: ``RETRIEVAL_ITEMS`` queries at ``RETRIEVAL_SEEDS``)."""
+    ``--metric mean``'s tasks (``MEAN_ITEMS`` at ``MEAN_SEEDS``)."""
     test = {"kit": calibrated(resamples)}
-    retrieval = args.metric == "mean"
-    items = (args.items or [ITEMS[0] if quick else RETRIEVAL_ITEMS if retrieval else ITEMS[-1]])[0]
-    all_seeds = RETRIEVAL_SEEDS if retrieval else SEEDS
+    metric = args.metric or "spearman"
+    all_items, all_seeds = (MEAN_ITEMS, MEAN_SEEDS) if args.metric else (ITEMS[-1:], SEEDS)
     started = time.perf_counter()
     cells = []
-    for noise in NOISES:
-        for seeds in args.seeds or (all_seeds[:2] if quick else all_seeds):
+    for noise, items in itertools.product(NOISES, args.items or (ITEMS[:1] if args.quick else all_items)):
+        for seeds in args.seeds or (all_seeds[:2] if args.quick else all_seeds):
             for candidates in CANDIDATES:
                 at = {
                     "noise": NOISES[noise],
                     "seeds": seeds,
                     "items": items,
-                    "metric": args.metric,
+                    "metric": metric,
                     "runs": runs,
                     "alpha": ALPHA,
                     "design": functools.partial(control_pair, candidates=candidates),
@@ -167,7 +172,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                 large = rejection_rates(test, effect=CONTROL_EFFECT, **at)["kit"]
                 cells.append(
                     {
-                        "metric": args.metric,
+                        "metric": metric,
                         "noise": noise,
                         "items": items,
                         "seeds": seeds,
@@ -182,7 +187,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     }
                 )
                 print(
-                    f"control {args.metric} {noise} {items} items {seeds} seeds {candidates} candidates: "
+                    f"control {metric} {noise} {items} items {seeds} seeds {candidates} candidates: "
                     f"false pass {null.rate:.3f}, "
                     f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
                     flush=True,
@@ -190,7 +195,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     result = measured(runs, resamples, command, started, cells, large_effect=CONTROL_EFFECT)
     record("calibration.py --control: the positive control's design on simulated studies", control_table(result), quick)
     if not quick:
-        name = "calibration_control_mean.json" if retrieval else "calibration_control.json"
+        name = f"calibration_control_{args.metric}.json" if args.metric else "calibration_control.json"
         (RESULTS / name).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 

@@ -10,10 +10,10 @@ where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed)
 an item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on
 this item set (item sampling: another item set would favour the other method), and w_{m,s,i} ~ N(0, sd_item) is the
 run's own item-by-item noise. The metric is Spearman's rho of x against g (an STS task), or average precision of x
-for the label g >= 2.5 (pair classification). For a retrieval task (``mean``: a mean of per-query scores such as
-nDCG@10) the quality raises every query alike: z_i is replaced by 1 and each query's score is Phi(x - ``SHIFT``) in
-(0, 1), a probit of how high the query's positive ranks (about 0.3 under the null, as the raw starts' and MiniLM's
-retrieval scores are). Under the null both methods have q_m = ``QUALITY``; the alternative
+for the label g >= 2.5 (pair classification). For a metric that is a mean of per-item scores (``mean``: per-query
+nDCG@10, per-question ROUGE-L) the quality raises every item alike: z_i is replaced by 1 and each item's score is
+Phi(x - ``SHIFT``) in (0, 1), a probit of how well the item is served (about 0.3 under the null, as the raw starts'
+and MiniLM's retrieval scores and the summarizers' ROUGE-L are). Under the null both methods have q_m = ``QUALITY``; the alternative
 adds ``effect`` to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that
 differ only in overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points
 x100, as the demo's seeds do), and both.
@@ -38,7 +38,7 @@ QUALITY = 0.45
 POSITIVE_AT = 2.5
 """Average precision's label: gold score at least this."""
 SHIFT = 1.2
-"""A retrieval query's score is Phi(x - SHIFT) (the module's text)."""
+"""An item's score under ``mean`` is Phi(x - SHIFT) (the module's text)."""
 STATISTICS = {
     "spearman": lambda gold: Spearman(gold),
     "average_precision": lambda gold: AveragePrecision(gold >= POSITIVE_AT),
