@@ -426,11 +426,11 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
 
 
 def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], search: bool = False) -> list[str]:
-    """A study page's table of every committed positive control of its runs that was tested (a one-seed search's is
-    not: ``search_section``): per run file its model and setting, the base row's and the chosen baseline's scores, the
-    difference with its interval and what the design resolves, and the outcome; then how many pass, and when none
-    does, that the offline setting cannot test the paper's claim (``search``: the page has a search section, cited as
-    evidence too). [] without such snapshots."""
+    """A study page's table of every committed positive control of its runs that was tested (a one-seed search's is not:
+    ``search_section``): per run file its model and setting, its task and items, the base row's and the chosen
+    baseline's scores, the difference with its interval and what the design resolves, and the outcome; then how many
+    pass, and when none does, that the offline setting cannot test the paper's claim (``search``: the page has a search
+    section, cited as evidence too). [] without such snapshots."""
     rows = []
     for (nb, run), record in sorted(snapshots.items()):
         holding = [f for f in corrected_families(record) if f.get("control")] if nb == notebook else []
@@ -445,6 +445,7 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
             {
                 "run file": f"`{run}.yaml`",
                 "model, pooler, steps": f"{params.get('model')}, {params.get('pooler')}, {params.get('steps')}",
+                "task": f"`{control['task']}` ({int(line['items']):,})",
                 "seeds": int(line["seeds"]),
                 f"{control['row']}": number(scores.get(control["row"]), 1),
                 "chosen baseline": f"{control['baseline']} {number(scores.get(control['baseline']), 1)}",

@@ -1,22 +1,22 @@
 """Simulated studies for testing the tests: how often a comparison procedure says "significant" when two methods are
 equally good (its false rate under the null) and when one is better (its power), at a study's seeds and items.
 
-A simulated task has n items with gold scores g ~ U(0, 4) (z: g standardised). Every training run s of a method m
-gives each item an output
+A simulated task has n items with gold scores g ~ U(0, 4) (z: g standardised). Every training run s of a method m gives
+each item an output
 
     x_{m,s,i} = q_{m,s} z_i + c_i + u_{m,i} + w_{m,s,i}
 
-where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed), c_i ~ N(0, sd_shared) is what makes
-an item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on
-this item set (item sampling: another item set would favour the other method), and w_{m,s,i} ~ N(0, sd_item) is the
-run's own item-by-item noise. The metric is Spearman's rho of x against g (an STS task), or average precision of x
-for the label g >= 2.5 (pair classification). For a metric that is a mean of per-item scores (``mean``: per-query
-nDCG@10, per-question ROUGE-L) the quality raises every item alike: z_i is replaced by 1 and each item's score is
-Phi(x - ``SHIFT``) in (0, 1), a probit of how well the item is served (about 0.3 under the null, as the raw starts'
-and MiniLM's retrieval scores and the summarizers' ROUGE-L are). Under the null both methods have q_m = ``QUALITY``; the alternative
-adds ``effect`` to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that
-differ only in overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points
-x100, as the demo's seeds do), and both.
+where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed), c_i ~ N(0, sd_shared) is what makes an
+item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on this
+item set (item sampling: another item set would favour the other method), and w_{m,s,i} ~ N(0, sd_item) is the run's own
+item-by-item noise. The metric is Spearman's rho of x against g (an STS task), or average precision of x for the label g
+>= 2.5 (pair classification). For a metric that is a mean of per-item scores (``mean``: per-query nDCG@10, per-question
+ROUGE-L) the quality raises every item alike: z_i is replaced by 1 and each item's score is Phi(x - ``SHIFT``) in (0,
+1), a probit of how well the item is served (about 0.3 under the null, as the raw starts' and MiniLM's retrieval scores
+and the summarizers' ROUGE-L are). Under the null both methods have q_m = ``QUALITY``; the alternative adds ``effect``
+to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that differ only in
+overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points x100, as the demo's
+seeds do), and both.
 
 ``multi_bootstrap`` is the procedure the kit used before ``kit.evaluation.inference``, kept here as the reference:
 the percentile bootstrap that draws items and each method's seeds with replacement (Sellam et al. 2022).
