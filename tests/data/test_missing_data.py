@@ -1,15 +1,16 @@
-"""Data that is not here: the hub is asked only when it answers, and a dataset found nowhere fails at once in one
-line that names the data page."""
+"""Data that is not here: the hub is asked only when it answers, a dataset found nowhere fails at once in one line
+that names the data page, and a hub copy of BIOSSES loads (tested with a local stand-in for the hub)."""
 
 import os
 import socket
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
-from kit.data import DATASETS, DataNotFoundError, DatasetSpec, resolve, resolver
+from kit.data import BIOSSES, DATASETS, DataNotFoundError, DatasetSpec, load_biosses, resolve, resolver
 from kit.paths import PARAMS, PROJECT_ROOT
 
 PROXIES = tuple(f"{scheme}_proxy" for scheme in ("http", "https", "all", "no"))
@@ -129,3 +130,20 @@ def test_the_demo_without_data_or_network_is_refused_at_once_in_one_line_naming_
     assert code == "2" and len(lines) == 1, done.stderr[-3000:]
     assert "Dataset 'biosses' not found" in lines[0] and lines[0].endswith(resolver.DATA_PAGE), lines[0]
     assert float(seconds) < 10, seconds
+
+
+def test_a_hub_copy_of_biosses_is_written_to_the_cache_and_loads(no_data, hub, open_port, monkeypatch):
+    """The hub's copy (``mteb/biosses-sts``: mean scores, no BLURB split) was written with every pair in split 'all',
+    which the loader then refused. ``datasets`` is stood in for by the rows it would give."""
+    hub("HF_ENDPOINT", f"http://127.0.0.1:{open_port}")
+    rows = [{"sentence1": f"first {i}", "sentence2": f"second {i}", "score": i / 2} for i in range(5)]
+    asked = []
+    fake = types.ModuleType("datasets")
+    fake.load_dataset = lambda name, split: asked.append((name, split)) or rows
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    pairs = load_biosses()
+    assert asked == [("mteb/biosses-sts", "test")]
+    assert len(pairs) == 5 and list(pairs.scores) == [0, 0.5, 1, 1.5, 2] and set(pairs.split) == {"all"}
+    assert len(pairs.subset("all")) == 5 and pairs.sentence2[4] == "second 4"
+    cached = no_data / "cache" / "data" / BIOSSES.relpath
+    assert resolve(BIOSSES) == cached  # found in the cache from now on: the hub is not asked again
