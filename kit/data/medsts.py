@@ -15,7 +15,7 @@ from kit.paths import shown
 MEDSTS = DATASETS.add(
     DatasetSpec(
         name="medsts",
-        relpath="medsts/medsts.tsv",
+        relpath="",  # never read from a data root
         description="MedSTS / n2c2 2019 ClinicalSTS: clinical sentence pairs scored 0-5, one "
         "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: read "
         "only from the explicit path of your copy, never from the data roots.",

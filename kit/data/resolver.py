@@ -35,10 +35,11 @@ from kit.registry import Registry
 @dataclass(frozen=True)
 class DatasetSpec:
     """One dataset's declaration. ``relpath`` is relative to a data root; ``{split}`` in it stands for
-    the split of datasets kept in one file per split. ``splits`` maps each split to its number of rows
-    as the kit loads them (None: unknown here, for credentialed data). ``load(split)`` loads one split
-    from the default places (the test of every declaration calls it); ``fetch(spec)`` downloads a hub
-    copy into the cache, converted to the kit's file format."""
+    the split of datasets kept in one file per split (empty: a dataset read only from an explicit path).
+    ``splits`` maps each split to its number of rows as the kit loads them (None: unknown here, for
+    credentialed data). ``load(split)`` loads one split from the default places (the test of every
+    declaration calls it); ``fetch(spec)`` downloads a hub copy into the cache, converted to the kit's
+    file format."""
 
     name: str
     relpath: str
