@@ -273,3 +273,24 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"
     assert "1 of 1 passes." in "\n".join(docs.controls_section("simcse_augmentations", snapshots))
     assert docs.controls_section("augmented_sbert", snapshots) == []
+
+
+def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch):
+    """The data page had seven typed lines; its tables are now the declarations': each dataset in both tables, and a
+    declaration that changes (a dataset added, a licence) changes the page."""
+    import dataclasses
+
+    import kit.data
+    from kit.data import DATASETS
+
+    block = docs.datasets_block()
+    for name in DATASETS:
+        assert block.count(f"| `{name}` |") == 2, name
+    page = docs.DATA_PAGE.read_text(encoding="utf-8")
+    assert block in page and docs.data_paths_block() in page
+    for parameter in ("`mednli_path`", "`medsts_path`", "`biosses_path`", "`corpus_path`"):
+        assert f"| {parameter} |" in page, parameter
+    added = dataclasses.replace(DATASETS["rqe"], name="rqe-copy", licence="a licence of its own", relpath="copy.jsonl")
+    monkeypatch.setattr(kit.data, "DATASETS", {**DATASETS, "rqe-copy": added})
+    changed = docs.datasets_block()
+    assert "| `rqe-copy` | `copy.jsonl` | no | a licence of its own |" in changed and changed not in page

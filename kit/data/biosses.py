@@ -13,13 +13,15 @@ from kit.data.types import STSPairs
 from kit.paths import shown
 
 SPLITS = ("train", "dev", "test")
+HUB_SPLIT = "all"
+"""The split of every pair of a hub copy (``mteb/biosses-sts`` has no BLURB split): ``subset("all")`` reads it."""
 ANNOTATORS = [f"annotator_{c}" for c in "abcde"]
 COLUMNS = ["id", "split", "sentence1", "sentence2", *ANNOTATORS, "score"]
 
 
 def _fetch_from_hub(spec: DatasetSpec) -> Path:
     """``mteb/biosses-sts`` into the cache, in the kit's format. It carries only the mean score (0-4)
-    and no BLURB split labels, so every pair is in split 'all'."""
+    and no BLURB split labels, so every pair is in split ``HUB_SPLIT``."""
     from datasets import load_dataset
 
     ds = load_dataset(spec.hf_name, split="test")
@@ -29,7 +31,7 @@ def _fetch_from_hub(spec: DatasetSpec) -> Path:
         w = csv.writer(f, delimiter="\t")
         w.writerow(COLUMNS)
         for i, row in enumerate(ds, 1):
-            w.writerow([i, "all", row["sentence1"], row["sentence2"], *[""] * 5, row["score"]])
+            w.writerow([i, HUB_SPLIT, row["sentence1"], row["sentence2"], *[""] * 5, row["score"]])
     return out
 
 
@@ -38,7 +40,8 @@ BIOSSES = DATASETS.add(
         name="biosses",
         relpath="biosses/biosses.tsv",
         description="BIOSSES: 100 biomedical sentence pairs, five annotator scores 0-4 and their mean; "
-        "BLURB split train 64 / dev 16 / test 20.",
+        "BLURB split train 64 / dev 16 / test 20. The hub copy has the mean score only and no split (every pair "
+        "in 'all').",
         source="gizemsogancioglu/biosses @ 381b240 : sses-frontend/Downloads/BIOSSES-Dataset.rar; cross-checked "
         "against bigscience-workshop/biomedical @ 9133277 : bigbio/hub/hub_repos/biosses/annotation_pairs_scores.tsv",
         licence="GPL-3.0",
@@ -77,8 +80,10 @@ def load_biosses(path: str | os.PathLike | None = None) -> STSPairs:
                 raise MalformedDataError(f"{file}:{line}: score {excerpt(row[-1])} is not a number") from None
             if not 0 <= score <= 4:
                 raise MalformedDataError(f"{file}:{line}: score {score} is outside BIOSSES' 0-4 scale")
-            if row[1] not in SPLITS:
-                raise MalformedDataError(f"{file}:{line}: split {excerpt(row[1])} is not one of {SPLITS}")
+            if row[1] not in (*SPLITS, HUB_SPLIT):  # a hub copy's pairs are all in HUB_SPLIT
+                raise MalformedDataError(
+                    f"{file}:{line}: split {excerpt(row[1])} is not one of {SPLITS} (or '{HUB_SPLIT}', a hub copy's)"
+                )
             pair_id = int(row[0]) if row[0].strip().isdigit() else row[0].strip()
             pair = (row[2].strip(), row[3].strip())
             for key, what in ((pair_id, f"pair id {excerpt(row[0])}"), (pair, "the sentence pair")):

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from kit.data.resolver import DATASETS, DataNotFoundError, DatasetSpec, MalformedDataError, open_text
+from kit.data.resolver import DATA_PAGE, DATASETS, DataNotFoundError, DatasetSpec, MalformedDataError, open_text
 from kit.data.types import STSPairs
 from kit.paths import shown
 
 MEDSTS = DATASETS.add(
     DatasetSpec(
         name="medsts",
-        relpath="medsts/medsts.tsv",
+        relpath="",  # never read from a data root
         description="MedSTS / n2c2 2019 ClinicalSTS: clinical sentence pairs scored 0-5, one "
         "'sentence1<TAB>sentence2<TAB>score' line each, no header; every pair is in split 'test'. Credentialed: read "
         "only from the explicit path of your copy, never from the data roots.",
@@ -38,7 +38,7 @@ def load_sts_tsv(path: str | os.PathLike | None, name: str = "MedSTS") -> STSPai
         given = "no path was given" if path is None else f"the explicit path {path} is not a file"
         raise DataNotFoundError(
             f"{name} is credentialed ({MEDSTS.licence}) and not redistributed; {given}. Pass the path of your "
-            "copy, or leave it unset to evaluate on BIOSSES instead."
+            f"copy, or leave it unset to evaluate on BIOSSES instead; how to get it: {DATA_PAGE}"
         )
     file = Path(path)
     s1, s2, scores = [], [], []

@@ -156,7 +156,7 @@ def test_a_missing_dataset_is_refused_naming_the_task(tmp_path, capsys, monkeypa
     monkeypatch.setattr(resolver, "candidate_roots", lambda: [("nowhere", tmp_path / "no-data")])
     monkeypatch.delitem(TASKS["biosses-all"].__dict__, "data", raising=False)  # read again, not from memory
     line = refusal(tmp_path, capsys, [])
-    assert "argument --tasks: biosses-all: Dataset 'biosses' not found. Looked in: - nowhere: " in line, line
+    assert "argument --tasks: biosses-all: Dataset 'biosses' not found. Looked in: nowhere: " in line, line
 
 
 @pytest.fixture
