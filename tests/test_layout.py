@@ -34,7 +34,7 @@ ALLOWED = {
     "kit.cluster": {"kit.runner", "kit.core", "kit.paths"},  # kit.batch's Ray scheduler
     "kit.pretrain": {"kit.core", "kit.data", "kit.report"},  # the raw starts' pretraining, below every study
     # the documentation's generated pages (kit.params: the paper files it estimates are read, not run)
-    "kit.docs": {"kit.core", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.runner"},
+    "kit.docs": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.runner"},
 }
 # Private attributes of other libraries' objects that the kit must touch: transformers keeps a model's attention
 # implementation in ``config._attn_implementation``; torch's ``Module._apply`` is how a module moves its parts.
