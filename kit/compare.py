@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import re
 import sys
 import zlib
 from dataclasses import dataclass
@@ -169,13 +170,14 @@ class Pair:
     """A row of both reports on one task of one evidence family, on the items both kept: ``a`` and ``b`` its outputs
     (``kit.evaluation.bootstrap.ItemScores``, the same items in the same order); ``key``: the task as the table names
     it (with its family when more than one is compared); ``within``: the key of the compared task whose items hold
-    this one's, or None."""
+    this one's, or None; ``label``, ``label_b``: what the row is in A's report and in B's."""
 
     family: str
     key: str
     task: TaskEvidence
     row: str
     label: str
+    label_b: str
     a: ItemScores
     b: ItemScores
     within: str | None
@@ -253,9 +255,9 @@ def pairs(a: Report, b: Report) -> tuple[list[Pair], list[str]]:
                     continue
                 sa = ItemScores(ta.metric, ea.outputs[name][row][:, ia], ta.statistic.subset(ia), row in ea.fixed)
                 sb = ItemScores(tb.metric, eb.outputs[name][row][:, ib], tb.statistic.subset(ib), row in eb.fixed)
-                label = ea.labels.get(row, row)
                 within_key = f"{within}{where}" if within else None
-                found.append(Pair(family, key, ta, row, label, sa, sb, within_key))
+                labels = ea.labels.get(row, row), eb.labels.get(row, row)
+                found.append(Pair(family, key, ta, row, *labels, sa, sb, within_key))
     return found, notes
 
 
@@ -322,6 +324,7 @@ def compare(
                 "within": pair.within,
                 "row": pair.row,
                 "method": pair.label,
+                "method_b": pair.label_b,
                 "baseline": pair.row,  # B's row of the same name: ``families`` reads a comparison's two sides so
                 "seeds_a": pair.a.seeds,
                 "seeds_b": pair.b.seeds,
@@ -346,7 +349,7 @@ def compare(
     return Compared(a, b, lines, notes, correction, confidence, seed, resamples)
 
 
-TEXT_COLUMNS = ("task", "row", "metric", "what the row is (A)")
+TEXT_COLUMNS = ("task", "row", "metric", "in A", "in B")
 """The table's columns of words (left-aligned); the others hold numbers (right-aligned)."""
 
 
@@ -394,8 +397,8 @@ def adjusted_title(compared: Compared) -> str:
 
 def table(compared: Compared, digits: int = 1, full: bool = False) -> list[dict]:
     """One row per comparison: task, row, seeds (A / B), A's score, B's, A − B [interval], p and the adjusted p
-    (``*``: below 1 − confidence), or why it is not in the family; ``full`` adds the family interval, what the
-    design resolves at the family's level, and the row's label."""
+    (``*``: below 1 − confidence), or why it is not in the family; ``full`` adds the interval at the family's level
+    and what the design resolves there."""
     conf = f"{compared.confidence:.0%}"
     adjusted = adjusted_title(compared)
     rows = []
@@ -420,9 +423,6 @@ def table(compared: Compared, digits: int = 1, full: bool = False) -> list[dict]
                 signed_interval(line.difference, line.family_low, line.family_high, digits) if member else ""
             )
             row["resolves"] = f"{line.family_detectable:.{digits}f}" if member else ""
-            row["metric"] = line.metric
-            row["items"] = f"{line.items:,}"
-            row["what the row is (A)"] = line.method
         rows.append(row)
     return rows
 
@@ -468,24 +468,49 @@ def text_report(compared: Compared) -> str:
     return "\n".join(out)
 
 
+NUMBER = re.compile(r"[\d\s.,+\-−\[\]<*/]*")
+"""A cell of numbers: a score, an interval, a p (``< 0.001 *``), seeds (``2 / 5``)."""
+
+
+def html_table(rows: list[dict]) -> str:
+    """Rows as an HTML table: words left-aligned (and wrapped), numbers right-aligned on one line."""
+    columns = list(rows[0])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+
+    def cell(column: str, value) -> str:
+        kind = "num" if column not in TEXT_COLUMNS and NUMBER.fullmatch(str(value)) else "text"
+        return f'<td class="{kind}">{html.escape(str(value))}</td>'
+
+    body = "".join("<tr>" + "".join(cell(c, r[c]) for c in columns) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+SCORE_COLUMNS = 5
+"""The page's first table: task, row, seeds and the two scores; the second repeats task and row beside the rest, so
+that neither is wider than a 1024 px window."""
+
+
 def render_html(compared: Compared) -> str:
-    """The page: the two reports, the exploratory label, the full table, its legend and what was left out; plain
-    HTML with its style inline, no script and nothing loaded from the network."""
+    """The page: the two reports, the exploratory label, the scores, the comparisons (with each one's interval at the
+    family's level), their legend, the tasks and rows compared, and what was left out; plain HTML with its style
+    inline, no script and nothing loaded from the network."""
     rows = table(compared, full=True)
     columns = list(rows[0])
-    numeric = {c for c in columns if c not in TEXT_COLUMNS}
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td class="{"num" if c in numeric else "text"}">{html.escape(str(r[c]))}</td>' for c in columns)
-        + "</tr>"
-        for r in rows
-    )
+    scores = [{c: r[c] for c in columns[:SCORE_COLUMNS]} for r in rows]
+    differences = [{c: r[c] for c in columns[:2] + columns[SCORE_COLUMNS:]} for r in rows]
+    lines = compared.lines
+    tasks = [
+        {"task": t, "metric": m, "items": f"{n:,}"}
+        for t, m, n in dict.fromkeys(zip(lines.task, lines.metric, lines["items"]))
+    ]
+    labels = [
+        {"row": r, "in A": a, "in B": b} for r, a, b in dict.fromkeys(zip(lines.row, lines.method, lines.method_b))
+    ]
     title = f"kit.compare: {compared.a.name} (A) vs {compared.b.name} (B)"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in compared.notes)
     style = (
-        "body{font-family:system-ui,sans-serif;margin:2em;max-width:90em}"
-        "table{border-collapse:collapse;margin:1em 0}th,td{padding:3px 10px;border-bottom:1px solid #ddd;"
+        "body{font-family:system-ui,sans-serif;margin:2em;max-width:75em}"
+        "table{border-collapse:collapse;margin:1em 0}th,td{padding:3px 8px;border-bottom:1px solid #ddd;"
         "vertical-align:top}th{text-align:left}td.text{text-align:left}td.num{text-align:right;"
         "white-space:nowrap;font-variant-numeric:tabular-nums}"
         "p.exploratory{border-left:4px solid #c60;padding:.4em .8em;background:#fff6ec}"
@@ -496,9 +521,11 @@ def render_html(compared: Compared) -> str:
         f"<ul><li><b>A</b>: {html.escape(compared.a.about())}</li>"
         f"<li><b>B</b>: {html.escape(compared.b.about())}</li></ul>\n"
         f'<p class="exploratory">{html.escape(EXPLORATORY)}</p>\n'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
+        f"<h2>Scores</h2>\n{html_table(scores)}\n<h2>A − B</h2>\n{html_table(differences)}\n"
         f"<p>{html.escape(legend(compared))} resolves: the smallest difference found with 80% power at the family's "
-        "level.</p>\n" + (f"<h2>Not compared</h2>\n<ul>{notes}</ul>\n" if notes else "") + "</body></html>\n"
+        f"level.</p>\n<h2>Tasks and rows</h2>\n{html_table(tasks)}\n{html_table(labels)}\n"
+        + (f"<h2>Not compared</h2>\n<ul>{notes}</ul>\n" if notes else "")
+        + "</body></html>\n"
     )
 
 

@@ -117,27 +117,59 @@ def test_the_shared_rows_are_paired_as_a_minus_b_with_an_interval_on_the_shared_
     assert "rows only in A: zero_shot, swap_10" in out
 
 
+class Page(HTMLParser):
+    """A page's tags, the addresses it would load or link (``src``, ``href``) and its tables as lists of rows of
+    cell texts."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tags, self.links, self.tables, self._cell = [], [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.links += [v for k, v in attrs if k in ("src", "href") and v]
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
 def test_the_page_is_written_whole_and_loads_nothing(demo_vs_control):
     out, page = demo_vs_control
     assert out.rstrip().endswith(f"page {page}")
     text = page.read_text(encoding="utf-8")
-
-    class Tags(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.tags, self.links = [], []
-
-        def handle_starttag(self, tag, attrs):
-            self.tags.append(tag)
-            self.links += [v for k, v in attrs if k in ("src", "href") and v]
-
-    tags = Tags()
-    tags.feed(text)
-    assert not {"script", "link", "img", "iframe"} & set(tags.tags) and not tags.links, (tags.links, set(tags.tags))
-    assert "url(" not in text and "@import" not in text
-    assert tags.tags.count("tr") == 1 + 21  # the head and one row per comparison
-    assert "Exploratory:" in text and "family interval" in text and text.rstrip().endswith("</html>")
-    assert "SimCSE (dropout views)" in text  # the rows' labels
+    parsed = Page(text)
+    assert not {"script", "link", "img", "iframe"} & set(parsed.tags) and not parsed.links, parsed.links
+    assert "url(" not in text and "@import" not in text and text.rstrip().endswith("</html>")
+    assert "Exploratory:" in text
+    # the scores and the comparisons as two tables of one row per comparison (each narrower than the terminal's),
+    # then the tasks and what each row is in each report
+    scores, differences, tasks, rows = parsed.tables
+    assert scores[0] == ["task", "row", "seeds A / B", "A score [95%]", "B score [95%]"] and len(scores) == 1 + 21
+    assert differences[0] == ["task", "row", "A − B [95%]", "p", "p (holm)", "family interval", "resolves"]
+    assert [r[:2] for r in differences] == [r[:2] for r in scores]
+    line = next(r for r in differences if r[:2] == ["biosses-all", "simcse"])
+    terminal = table_lines(out)[("biosses-all", "simcse")]
+    assert line[2:5] == terminal[5:8] and re.fullmatch(r"−\d+\.\d \[−\d+\.\d, [+−]\d+\.\d\]", line[5])
+    assert tasks == [
+        ["task", "metric", "items"],
+        ["biosses-all", "cosine Spearman", "100"],
+        ["biosses-test", "cosine Spearman", "20"],
+        ["rqe-test", "cosine average precision", "230"],
+    ]
+    assert ["simcse", "SimCSE (dropout views)", "SimCSE (dropout views)"] in rows and len(rows) == 1 + 7
 
 
 def test_a_report_against_itself_differs_by_nothing(tmp_path, capsys, demo_evidence):
