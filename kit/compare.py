@@ -184,7 +184,24 @@ class Pair:
 
 
 def _positions(task: TaskEvidence) -> np.ndarray:
+    """The task's items the evidence kept, as indices into all its items."""
     return np.arange(task.items) if task.kept is None else np.asarray(task.kept)
+
+
+def _where(task: TaskEvidence, items: np.ndarray) -> np.ndarray:
+    """Where each of ``items`` (indices into all the task's items) lies among the items the evidence kept."""
+    kept = _positions(task)
+    order = np.argsort(kept, kind="stable")
+    return order[np.searchsorted(kept[order], items)]
+
+
+def shared_runs(a: ItemScores, b: ItemScores) -> int:
+    """How many of A's training runs have B's outputs of one of its runs, item for item: the same trainings (one run
+    file at two commits that left training unchanged), which the test takes as independent. 0 for a fixed row, or
+    when every output is the same (``paired_comparison`` reports those as identical)."""
+    if a.fixed or b.fixed or (a.outputs.shape == b.outputs.shape and np.array_equal(a.outputs, b.outputs)):
+        return 0
+    return sum(any(np.array_equal(x, y) for y in b.outputs) for x in a.outputs)
 
 
 def items_differ(a: TaskEvidence, b: TaskEvidence) -> str:
@@ -199,7 +216,7 @@ def items_differ(a: TaskEvidence, b: TaskEvidence) -> str:
     if len(shared) < 2:
         kept = f"{len(shared)} item{'s' * (len(shared) != 1)}"
         return f"the two keep {kept} in common (the others left out for sharing a text with a run's selection data)"
-    ia, ib = (np.searchsorted(_positions(t), shared) for t in (a, b))
+    ia, ib = _where(a, shared), _where(b, shared)
     if json.dumps(statistic_record(a.statistic.subset(ia))) != json.dumps(statistic_record(b.statistic.subset(ib))):
         return "the gold scores of its items differ between A and B: not the same items"
     return ""
@@ -224,7 +241,7 @@ def pairs(a: Report, b: Report) -> tuple[list[Pair], list[str]]:
             alone = [t.name for t in side.tasks if t.name not in {u.name for u in other.tasks}]
             if alone:
                 notes.append(f"tasks{where} only in {name}: {', '.join(alone)}")
-        compared: dict[str, tuple[TaskEvidence, TaskEvidence]] = {}
+        both: dict[str, tuple[TaskEvidence, TaskEvidence]] = {}
         for ta in ea.tasks:
             tb = tasks_b.get(ta.name)
             if tb is None:
@@ -233,22 +250,21 @@ def pairs(a: Report, b: Report) -> tuple[list[Pair], list[str]]:
             if why:
                 notes.append(f"{ta.name}{where} left out: {why}")
             else:
-                compared[ta.name] = (ta, tb)
-        rows_a = {r for t in compared for r in ea.outputs[t]}
-        rows_b = {r for t in compared for r in eb.outputs[t]}
-        for side, other, name, rows in ((ea, rows_b, "A", rows_a), (eb, rows_a, "B", rows_b)):
-            alone = [r for r in dict.fromkeys(r for t in compared for r in side.outputs[t]) if r not in other]
-            if alone and rows:
+                both[ta.name] = (ta, tb)
+        rows_a, rows_b = ({r: None for t in both for r in e.outputs[t]} for e in (ea, eb))
+        for rows, other, name in ((rows_a, rows_b, "A"), (rows_b, rows_a, "B")):
+            alone = [r for r in rows if r not in other]
+            if alone:
                 notes.append(f"rows{where} only in {name}: {', '.join(alone)}")
-        for name, (ta, tb) in compared.items():
+        for name, (ta, tb) in both.items():
             shared = np.intersect1d(_positions(ta), _positions(tb))
-            ia, ib = (np.searchsorted(_positions(t), shared) for t in (ta, tb))
+            ia, ib = _where(ta, shared), _where(tb, shared)
             if len(shared) < ta.scored or len(shared) < tb.scored:
                 notes.append(
                     f"{name}{where}: compared on the {len(shared):,} items both kept (A kept {ta.scored:,}, B "
                     f"{tb.scored:,} of {ta.items:,})"
                 )
-            within = ta.within if ta.within == tb.within and ta.within in compared else None
+            within = ta.within if ta.within == tb.within and ta.within in both else None
             key = f"{name}{where}"
             for row in ea.outputs[name]:
                 if row not in eb.outputs[name]:
@@ -258,6 +274,12 @@ def pairs(a: Report, b: Report) -> tuple[list[Pair], list[str]]:
                 within_key = f"{within}{where}" if within else None
                 labels = ea.labels.get(row, row), eb.labels.get(row, row)
                 found.append(Pair(family, key, ta, row, *labels, sa, sb, within_key))
+                if same := shared_runs(sa, sb):
+                    notes.append(
+                        f"{row} on {key}: {same} of A's {sa.seeds} runs give one of B's runs' outputs item for item "
+                        "(the same trainings), which the test takes as independent: its interval is wider than it "
+                        "need be"
+                    )
     return found, notes
 
 

@@ -223,3 +223,19 @@ def test_correction_none_leaves_each_p_alone(tmp_path, capsys, demo_evidence):
     holm, none = (table_lines(run(capsys, a, b, "--correction", c)[1]) for c in ("holm", "none"))
     assert {r[6] for r in none.values()} == {r[7].rstrip(" *") for r in none.values()}
     assert any(holm[k][7].rstrip(" *") != holm[k][6] for k in holm)
+
+
+def test_runs_both_reports_hold_are_named_as_the_same_trainings(tmp_path, demo_evidence):
+    """B repeats A's two SimCSE runs and adds a third (one run file at two commits that left training unchanged, with
+    a seed added): the comparison is still made, and the note says that the test took shared runs as independent."""
+    ea = small(demo_evidence)
+    task = ea.tasks[0]
+    simcse = ea.outputs[task.name]["simcse"]
+    third = simcse[:1] + np.random.default_rng(0).normal(0, 0.01, simcse.shape[1])
+    eb = replace(ea, outputs={task.name: {**ea.outputs[task.name], "simcse": np.concatenate([simcse, third])}})
+    found, notes = pairs(read_report(snapshot(tmp_path, "a", ea)), read_report(snapshot(tmp_path, "b", eb)))
+    assert [(p.row, p.a.seeds, p.b.seeds) for p in found] == [("simcse", 2, 3), ("mean", 1, 1)]
+    assert notes == [
+        "simcse on biosses-all: 2 of A's 2 runs give one of B's runs' outputs item for item (the same trainings), "
+        "which the test takes as independent: its interval is wider than it need be"
+    ]
