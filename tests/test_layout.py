@@ -25,6 +25,7 @@ ALLOWED = {
     "kit.params": {"kit.core", "kit.data", "kit.evaluation"},
     "kit.evaluation": {"kit.core", "kit.data", "kit.paths", "kit.registry"},
     "kit.evaluate": {"kit.core", "kit.data", "kit.evaluation", "kit.paths", "kit.report"},  # the suite's command
+    "kit.compare": {"kit.core", "kit.evaluation", "kit.paths", "kit.report"},  # two reports' evidence, paired
     "kit.report": {"kit.core", "kit.evaluation", "kit.params", "kit.paths"},
     "kit.study": {"kit.core", "kit.evaluation", "kit.params", "kit.registry", "kit.report"},
     "kit.studies": {"kit.core", "kit.data", "kit.evaluation", "kit.params", "kit.paths", "kit.report", "kit.study"},

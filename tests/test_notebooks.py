@@ -511,3 +511,43 @@ def test_a_smoke_report_exports_to_a_snapshot_whose_numbers_are_the_reports(repo
     for row in suite:
         for value in row.values():
             assert str(value) in text_table and str(value).replace("|", "\\|") in page, value
+
+
+def test_two_smoke_runs_are_compared_on_the_rows_and_items_they_share(reports, tmp_path, capsys):
+    """python -m kit.compare on two smoke runs: study 1's against study 4's (both train SimCSE on the tiny model and
+    score its training-free starts on BIOSSES and RQE) pairs the rows both hold, each with an interval, on the items
+    both kept, and writes its page; study 1's report against its own snapshot differs by nothing; its Chinese half
+    shares nothing with it and is refused in one line."""
+    from kit import docs
+    from kit.compare import main as compare_main
+
+    def table(out: str) -> dict[tuple[str, str], list[str]]:
+        lines = out.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("task ")) + 2
+        cells = [re.split(r"\s{2,}", line.strip()) for line in lines[start : lines.index("", start)]]
+        return {(c[0], c[1]): c for c in cells}
+
+    simcse = reports / "simcse_augmentations" / "smoke"
+    page = tmp_path / "compare.html"
+    assert compare_main([str(simcse), str(reports / "medse_entity_definitions" / "smoke"), "--html", str(page)]) == 0
+    out = capsys.readouterr().out
+    rows = table(out)
+    assert {task for task, _ in rows} == {"biosses-all", "biosses-test", "rqe-test"}
+    assert {row for _, row in rows} >= {"simcse", "cls", "mean", "mean_whitening"}
+    simcse_row = rows[("biosses-all", "simcse")]
+    assert simcse_row[2] == "2 / 2" and re.fullmatch(r"[+−]\d+\.\d \[[+−]\d+\.\d, [+−]\d+\.\d\]", simcse_row[5])
+    assert rows[("biosses-all", "mean")][-1] == "identical outputs"  # the same untrained start, item for item
+    assert "Exploratory:" in out and "rows only in A: zero_shot, crop_10, mixcse_iw" in out
+    assert "<table>" in page.read_text(encoding="utf-8") and "<script" not in page.read_text(encoding="utf-8")
+
+    snapshot = docs.snapshot(simcse, tmp_path / "results")
+    assert compare_main([str(simcse), str(snapshot)]) == 0
+    rows = table(capsys.readouterr().out)
+    assert len(rows) == 30 and {r[-1] for r in rows.values()} == {"identical outputs"}
+    assert {r[5] for r in rows.values()} == {"+0.0"}
+
+    with pytest.raises(SystemExit) as exit_:
+        compare_main([str(simcse), str(reports / "simcse_augmentations" / "smoke_zh")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "REPORT_A and REPORT_B share no row on a task with the same items" in err
