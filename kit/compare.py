@@ -38,10 +38,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kit.core.cli import Parser, integer, number, output_folder
+from kit.core.cli import Parser, integer, output_folder
 from kit.core.files import write_text_atomic
 from kit.evaluation.bootstrap import ItemScores, statistic_record
-from kit.evaluation.families import CORRECTIONS
+from kit.evaluation.families import add_family_options
 from kit.evaluation.inference import format_p, paired_comparison, score_interval
 from kit.evaluation.rows import CORRECTION_NAMES, Evidence, TaskEvidence, families
 from kit.paths import shown
@@ -566,16 +566,7 @@ def parser() -> Parser:
             help=f"{WHAT}: side {side}" + (" (the difference is A - B)" if side == "B" else ""),
         )
     ap.add_argument("--html", type=html_file, help="also write the comparison as this self-contained HTML page")
-    ap.add_argument(
-        "--correction",
-        choices=CORRECTIONS,
-        default="holm",
-        help="correction for the number of comparisons: holm (family-wise error, default), bh (false discovery "
-        "rate) or none",
-    )
-    ap.add_argument(
-        "--confidence", type=number(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
-    )
+    add_family_options(ap)
     ap.add_argument("--seed", type=integer(0), default=0, help="seed of the item draws, 0 or more (default 0)")
     return ap
 

@@ -21,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from kit.core.cli import Parser, checked, integer, number, output_folder
+from kit.core.cli import Parser, checked, integer, output_folder
 from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
-from kit.evaluation.families import CORRECTIONS
+from kit.evaluation.families import add_family_options
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
 from kit.evaluation.task import Task
@@ -116,16 +116,7 @@ def parser() -> Parser:
         metavar=("MODEL", "BASELINE"),
         help="also compare MODEL with BASELINE (both among the models; repeat for more pairs)",
     )
-    ap.add_argument(
-        "--correction",
-        choices=CORRECTIONS,
-        default="holm",
-        help="correction for the number of comparisons: holm (family-wise error, default), bh (false discovery "
-        "rate) or none",
-    )
-    ap.add_argument(
-        "--confidence", type=number(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
-    )
+    add_family_options(ap)
     ap.add_argument(
         "--pooler",
         choices=("auto", *POOLERS),

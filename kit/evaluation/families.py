@@ -22,17 +22,33 @@ member: it neither widens the family nor counts among its m.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
 
+from kit.core.cli import number
 from kit.evaluation.inference import Comparison
 
 Correction = Literal["holm", "bh", "none"]
 CORRECTIONS: tuple[str, ...] = get_args(Correction)
 _METHODS = {"holm": "holm", "bh": "fdr_bh"}
+
+
+def add_family_options(ap: argparse.ArgumentParser) -> None:
+    """The commands' ``--correction`` (holm by default) and ``--confidence`` (0.95) of a family of comparisons."""
+    ap.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="holm",
+        help="correction for the number of comparisons: holm (family-wise error, default), bh (false discovery "
+        "rate) or none",
+    )
+    ap.add_argument(
+        "--confidence", type=number(0, 1), default=0.95, help="interval level, between 0 and 1 (default 0.95)"
+    )
 
 
 def adjusted_p(p_values: Sequence[float], correction: str, alpha: float = 0.05) -> np.ndarray:
