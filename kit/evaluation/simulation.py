@@ -13,7 +13,10 @@ item-by-item noise. The metric is Spearman's rho of x against g (an STS task), o
 >= 2.5 (pair classification). For a metric that is a mean of per-item scores (``mean``: per-query nDCG@10, per-question
 ROUGE-L) the quality raises every item alike: z_i is replaced by 1 and each item's score is Phi(x - ``SHIFT``) in (0,
 1), a probit of how well the item is served (about 0.3 under the null, as the raw starts' and MiniLM's retrieval scores
-and the summarizers' ROUGE-L are). Under the null both methods have q_m = ``QUALITY``; the alternative adds ``effect``
+and the summarizers' ROUGE-L are); as a run's metric averages Phi over its quality draw, a deterministic model of
+quality q is given SHIFT + (q - SHIFT) sqrt(v / (v + sd_run^2)), v = 1 + sd_shared^2 + sd_method^2 + sd_item^2, whose
+metric is a run's expected metric, so that the control's null is a null. Under the null both methods have q_m =
+``QUALITY``; the alternative adds ``effect``
 to the first method's. ``NOISES`` names three regimes: runs that differ only item by item, runs that differ only in
 overall quality (what the issue measured: one run's Spearman differs from another's by 11-15 points x100, as the demo's
 seeds do), and both.
@@ -74,6 +77,9 @@ def _task(rng: np.random.Generator, noise: Noise, items: int, metric: str) -> Ca
     shared = rng.normal(0, noise.shared, items)
 
     def method(quality: float, seeds: int, fixed: bool = False) -> ItemScores:
+        if fixed and metric == "mean":  # the quality whose expected metric a run of ``quality`` has (the module's text)
+            spread = 1 + noise.shared**2 + noise.method**2 + noise.item**2
+            quality = SHIFT + (quality - SHIFT) * np.sqrt(spread / (spread + noise.run**2))
         q = quality + (0.0 if fixed else rng.normal(0, noise.run, (seeds, 1)))
         x = q * z + shared + rng.normal(0, noise.method, items) + rng.normal(0, noise.item, (seeds, items))
         return ItemScores(metric, stats.norm.cdf(x - SHIFT) if metric == "mean" else x, statistic, fixed=fixed)
