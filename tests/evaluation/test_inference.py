@@ -126,7 +126,9 @@ def test_the_interval_excludes_zero_exactly_when_p_is_below_one_minus_its_level(
 def test_the_degrees_of_freedom_are_satterthwaites_and_capped_by_the_seeds():
     v = Variance(item=1.0, items=100, runs=((1.0, 3), (1.0, 3)))
     assert v.df == pytest.approx(min(9.0 / (1 / 99 + 1 / 2 + 1 / 2), RUN_DF_CAP * 4))
-    assert Variance(item=0.001, items=100, runs=((1.0, 2),)).df <= RUN_DF_CAP * 1
+    assert Variance(item=0.001, items=100, runs=((1.0, 2),)).df == 1
+    assert Variance(item=1.0, items=10_000, runs=((0.01, 2),)).df == 1  # a lone 1-df run part that came out small
+    assert Variance(item=1.0, items=10_000, runs=((0.01, 2), (0.01, 2))).df == RUN_DF_CAP * 2
     assert Variance(item=1.0, items=40).df == pytest.approx(39)
 
 
