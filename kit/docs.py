@@ -382,7 +382,8 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
         if withdrawn(record):
             out.append(f"- [`{run}`](../results.md): {head.get('name')}. {WITHDRAWN}")
             continue
-        text = f"{head.get('control', '')} {head.get('comparison') or head.get('name')} {_power(record)}".strip()
+        measured = head.get("comparison") or f"{head.get('name')}: {number(head.get('value'))}."
+        text = f"{head.get('control', '')} {measured} {_power(record)}".strip()
         out.append(f"- [`{run}`](../results.md): {text}")
     return "\n".join(out).rstrip("\n") + "\n"
 
