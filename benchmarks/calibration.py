@@ -5,6 +5,8 @@
     python benchmarks/calibration.py            # 400 null and 400 alternative pairs per cell (about an hour on 2 cores)
     python benchmarks/calibration.py --quick    # 20 items, 2 and 3 seeds, 20 pairs per cell: that it runs
     python benchmarks/calibration.py --seeds 2 --items 100 --df-cap inf   # without the df cap (writes nothing)
+    python benchmarks/calibration.py --control --metric mean --seeds 2 --items 9962 --lone-run-df inf  # without the
+                                                # 1-df rule for 2 seeds against a fixed row (writes nothing)
     python benchmarks/calibration.py --control  # the positive control's design (about 10 minutes on 2 cores)
     python benchmarks/calibration.py --metric mean --resamples 200           # a mean of per-item scores (ROUGE-L,
     python benchmarks/calibration.py --control --metric mean --resamples 200 # nDCG@10) at 500 and 9,962 items
@@ -79,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         default=inference.RUN_DF_CAP,
         help=f"the kit's df cap, x the seeds' df (default {inference.RUN_DF_CAP}; another value writes nothing)",
     )
+    ap.add_argument(
+        "--lone-run-df",
+        type=float,
+        default=inference.LONE_RUN_DF,
+        help=f"the kit's df when the lone run part has 1 df (default {inference.LONE_RUN_DF:g}; another value writes "
+        "nothing)",
+    )
     ap.add_argument("--control", action="store_true", help="simulate the positive control's design instead")
     ap.add_argument(
         "--metric",
@@ -90,11 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not args.df_cap > 0:
         ap.error(f"--df-cap: a positive number or inf, got {args.df_cap}")
+    if not args.lone_run_df >= 1:
+        ap.error(f"--lone-run-df: a number of at least 1, or inf, got {args.lone_run_df}")
     for name in ("runs", "resamples"):
         if getattr(args, name) is not None and getattr(args, name) < 2:
             ap.error(f"--{name}: at least 2, got {getattr(args, name)}")
-    quick = args.quick or args.df_cap != inference.RUN_DF_CAP or bool(args.seeds or args.items)
-    inference.RUN_DF_CAP = args.df_cap
+    quick = (
+        args.quick
+        or args.df_cap != inference.RUN_DF_CAP
+        or args.lone_run_df != inference.LONE_RUN_DF
+        or bool(args.seeds or args.items)
+    )
+    inference.RUN_DF_CAP, inference.LONE_RUN_DF = args.df_cap, args.lone_run_df
     runs = args.runs or (20 if args.quick else 400)
     resamples = args.resamples or (200 if args.quick else 500)
     command = shlex.join(["python", "benchmarks/calibration.py", *(sys.argv[1:] if argv is None else argv)])
@@ -121,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"[{time.perf_counter() - started:.0f}s]",
                         flush=True,
                     )
-    result = measured(runs, resamples, command, started, cells, df_cap=args.df_cap)
+    result = measured(runs, resamples, command, started, cells, df_cap=args.df_cap, lone_run_df=args.lone_run_df)
     worst = max(c["kit"]["false"] - ALPHA - 2 * c["kit"]["error"] for c in cells)
     record("calibration.py: the kit's t test vs the multi-bootstrap on simulated nulls", table(result), quick)
     print(f"largest false rate above alpha + 2 Monte-Carlo errors: {worst:+.3f} (kit; at most 0 expected)")

@@ -153,13 +153,17 @@ def primary_param(default: str | None):
     )
 
 
-def control_task_param():
-    """``control_task``: the suite task a training-free positive control (studies 1 and 4) is tested on."""
+def control_task_param(study: str):
+    """``control_task``: the suite task a training-free positive control (studies 1 and 4) is tested on; never one
+    whose data ``study`` trains on (``Task.seen_by``), where training would win by having seen the items."""
+    from kit.evaluation.tasks import TASKS
+
     return param(
         None,
         "the suite task the positive control (the base method against the start's best training-free embedding) is "
-        "tested on, before any method comparison; None: the primary's task, else the paper's claim's when the suite "
-        "scores it, else the suite's first task",
+        "tested on, before any method comparison, among those whose data this study does not train on; None: the "
+        "primary's task, else the paper's claim's when the suite scores it, else the suite's first task",
+        choices=[name for name, task in TASKS.items() if not task.seen(study)],
     )
 
 

@@ -126,7 +126,7 @@ class MedSEParams(ContrastiveTrainingParams):
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
     primary: str | None = primary_param("medse - simcse on biosses-all")
-    control_task: str | None = control_task_param()
+    control_task: str | None = control_task_param("medse_entity_definitions")
     primary_effect: float | None = primary_effect_param()
     save_models: bool = save_models_param()
 

@@ -148,7 +148,7 @@ class SimCSEParams(ContrastiveTrainingParams):
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
     primary: str | None = primary_param("swap_10 - simcse on biosses-all")
-    control_task: str | None = control_task_param()
+    control_task: str | None = control_task_param("simcse_augmentations")
     primary_effect: float | None = primary_effect_param()
     save_models: bool = save_models_param()
 

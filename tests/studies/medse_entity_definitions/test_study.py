@@ -179,3 +179,20 @@ def test_a_mixture_larger_than_the_linked_corpus_fails_when_the_study_is_built(t
         Study(params(corpus, train_size=largest + 1), tmp_path)
     with pytest.raises(ParameterError, match=r"S_none share of 0% \(none_share_sweep\)"):
         Study(params(corpus, train_size=largest, none_share_sweep=[0.0]), tmp_path)
+
+
+def test_the_control_is_never_tested_on_the_definitions_it_trains_on():
+    """MED-SE trains on the Disease Ontology's definitions, so its positive control may not name a task built from
+    them, where training would win by having seen the items: refused in one line, before any work."""
+    params = {"model": "tiny-random-bert", "rows": ["simcse"], "seeds": [0, 1], "primary": None}
+    with pytest.raises(
+        ParameterError,
+        match=r"^parameter 'control_task': unknown value\(s\) \['doid-definition-name'\]; allowed: \['biosses-all'",
+    ):
+        Params.from_dict(
+            {**params, "suite": ["biosses-all", "doid-definition-name"], "control_task": "doid-definition-name"}
+        )
+    assert (
+        Params.from_dict({**params, "suite": ["biosses-all", "rqe-test"], "control_task": "rqe-test"}).control_task
+        == "rqe-test"
+    )
