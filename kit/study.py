@@ -427,6 +427,11 @@ class StudyBase:
         a trained row's comparisons carry the spread of its seeds (``kit.evaluation.inference``)."""
         return False
 
+    def trains(self, row: str) -> bool:
+        """Whether this run trains ``row`` (a table row with seeds, or a study's own trained row such as study 2's
+        teacher)."""
+        return row in self.row_seeds() and not self.row_fixed(row)
+
     def row_run_count(self, row: str) -> int:
         """How many runs a table row's outputs stack: its seeds (study 2: its benchmark's splits x seeds)."""
         return len(self.row_seeds()[row])

@@ -253,7 +253,7 @@ def size_control(study, run_name: str, reports: Path) -> Sizing | None:
     task = study.control_task()
     for path in pilots(study.notebook, run_name, model, reports):
         control = pilot_control(path)
-        if control is None or control.row not in study.row_seeds() or study.row_fixed(control.row):
+        if control is None or not study.trains(control.row):
             continue
         if task is not None and control.task != task:
             continue
@@ -270,13 +270,15 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
         task = study.control_task()
         return [f"positive control: no pilot recorded one{f' on {task}' if task else ''} to size it on"]
     c, v = sizing.primary, sizing.variance
-    head = f"positive control {c.row} - {c.baseline} on {c.task} (as {shown(sizing.pilot)} chose its baseline)"
+    chosen = study.TRAINING_FREE_CONTROL
+    how = f"as {shown(sizing.pilot)} chose its baseline" if chosen else f"pilot {shown(sizing.pilot)}"
+    head = f"positive control {c.row} - {c.baseline} on {c.task} ({how})"
     if sizing.one_seed:
         return [f"{head}: {ONE_SEED}"]
     caveat = f"; {sizing.other_model}" if sizing.other_model else ""
+    cost = "; the best-of-six choice of its baseline costs more (benchmarks/calibration.py --control)" if chosen else ""
     return [
-        f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power){caveat}; "
-        "the best-of-six choice of its baseline costs more (benchmarks/calibration.py --control)"
+        f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power){caveat}{cost}"
     ]
 
 

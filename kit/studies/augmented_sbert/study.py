@@ -660,6 +660,10 @@ class Study(StudyBase):
         """The untrained starting model: one set of outputs."""
         return row == STARTING
 
+    def trains(self, row: str) -> bool:
+        """A condition's or the teacher's row of one of this run's benchmarks (``<b>: <condition>``)."""
+        return row != STARTING and row.split(": ", 1)[0] in self.p.benchmarks
+
     def row_run_count(self, row: str) -> int:
         """The starting model once; a condition's row over its benchmark's runs (splits x seeds)."""
         return 1 if row == STARTING else len(self.benchmark_runs(row.split(": ", 1)[0]))
