@@ -268,7 +268,10 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
     snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
     text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
-    assert "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | `biosses-all` (100) | 2 |" in text and "search_mean_t01" not in text
+    assert (
+        "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | `biosses-all` (100) | 2 |" in text
+        and "search_mean_t01" not in text
+    )
     assert "It does not pass" in text and "cannot test the paper's claim" in text
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"
     assert "1 of 1 passes." in "\n".join(docs.controls_section("simcse_augmentations", snapshots))
