@@ -45,13 +45,9 @@ from kit.evaluation.families import add_family_options
 from kit.evaluation.inference import format_p, paired_comparison, score_interval
 from kit.evaluation.rows import CORRECTION_NAMES, Evidence, TaskEvidence, families
 from kit.paths import shown
+from kit.report.index import EVIDENCE, LAST_GOOD
 from kit.report.tables import signed_interval
 
-EVIDENCE = "evidence"
-"""A report folder's folder of evidence (``kit.study.EVIDENCE``): ``<family>.npz``."""
-LAST_GOOD = "last_good"
-"""Where ``kit.batch`` keeps a run folder's last finished report while its latest execution has not finished
-(``kit.report.index.LAST_GOOD``)."""
 FAMILY = "exploratory"
 WHAT = "a report folder (reports/<notebook>/<run>) or a committed snapshot (docs/results/<notebook>/<run>.json)"
 KIT_EVALUATE = (

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from kit import docs
+from kit.data.resolver import DATA_PAGE
 from kit.paths import PROJECT_ROOT
 
 README_LINES = 200
@@ -289,7 +290,7 @@ def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeyp
     block = docs.datasets_block()
     for name in DATASETS:
         assert block.count(f"| `{name}` |") == 2, name
-    page = docs.DATA_PAGE.read_text(encoding="utf-8")
+    page = (PROJECT_ROOT / DATA_PAGE).read_text(encoding="utf-8")
     assert block in page and docs.data_paths_block() in page
     for parameter in ("`mednli_path`", "`medsts_path`", "`biosses_path`", "`corpus_path`"):
         assert f"| {parameter} |" in page, parameter
