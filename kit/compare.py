@@ -1,5 +1,5 @@
 """Two reports compared: ``python -m kit.compare REPORT_A REPORT_B [--html OUT.html] [--correction holm|bh|none]
-[--confidence 0.95] [--seed 0]``.
+[--confidence 0.95] [--seed N]``.
 
 A REPORT is a report folder (``reports/<notebook>/<run>``: its ``results.json`` and the evidence its verdicts rest
 on, ``evidence/<family>.npz``) or a committed snapshot (``docs/results/<notebook>/<run>.json``, with its evidence
@@ -10,10 +10,11 @@ kept (the same task, the same number of items, the same gold scores on the items
 differ is left out, and said so), each shared row gets A's score, B's score and the difference A - B (x100) with
 its interval and p from the kit's t test (``kit.evaluation.inference.paired_comparison``: A's seeds and B's are
 independent training runs; a deterministic row, ``fixed``, has no run-to-run part), each task drawing its items
-from its own seeded stream as the reports do. All the comparisons are one family, corrected by ``--correction``
-(``kit.evaluation.families``; Holm by default); one on a task whose items lie within another compared task's
-(BIOSSES test within all pairs) is reported, not a second member, and two rows with the same outputs on every
-item (the same model in both reports) are reported as identical, not tested.
+from its own seeded stream as the reports do (with the seed their evidence drew with, unless ``--seed`` gives
+another; two reports whose evidence drew with two seeds need ``--seed``). All the comparisons are one family,
+corrected by ``--correction`` (``kit.evaluation.families``; Holm by default); one on a task whose items lie within
+another compared task's (BIOSSES test within all pairs) is reported, not a second member, and two rows with the
+same outputs on every item (the same model in both reports) are reported as identical, not tested.
 
 The family is exploratory. The kit tests a comparison that was declared before the runs (a run file's ``primary``,
 or its ``compare``); no run file declared a difference between two reports, so it describes them and is not a
@@ -289,6 +290,20 @@ def nothing_shared(a: Report, b: Report, notes: list[str]) -> str:
     )
 
 
+def evidence_seed(a: Report, b: Report, found: list[Pair]) -> int:
+    """The seed the compared families' evidence drew its items with in both reports (``Evidence.seed``); ValueError
+    naming each seed when they differ."""
+    seeds = {
+        f"{side}'s {family}": report.evidence[family].seed
+        for family in dict.fromkeys(p.family for p in found)
+        for side, report in (("A", a), ("B", b))
+    }
+    if len(set(seeds.values())) > 1:
+        drawn = ", ".join(f"{which} with seed {seed}" for which, seed in seeds.items())
+        raise ValueError(f"the two reports' evidence drew its items with different seeds ({drawn}): give --seed")
+    return next(iter(seeds.values()))
+
+
 # ---- the comparisons -------------------------------------------------------------------------------------------
 
 
@@ -540,19 +555,30 @@ def parser() -> Parser:
         )
     ap.add_argument("--html", type=html_file, help="also write the comparison as this self-contained HTML page")
     add_family_options(ap)
-    ap.add_argument("--seed", type=integer(0), default=0, help="seed of the item draws, 0 or more (default 0)")
+    ap.add_argument(
+        "--seed",
+        type=integer(0),
+        help="seed of the item draws, 0 or more (default: the one both reports' evidence drew with)",
+    )
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit 0 with the table printed (and the page written); 2 (``SystemExit``) when an argument is refused, or when
-    the two reports share nothing to compare, before any work and with nothing written."""
+    """Exit 0 with the table printed (and the page written); 2 (``SystemExit``) when an argument is refused, when
+    the two reports share nothing to compare, or when their evidence drew its items with two seeds and ``--seed`` is
+    not given, before any work and with nothing written."""
     ap = parser()
     args = ap.parse_args(sys.argv[1:] if argv is None else list(argv))
     found, notes = pairs(args.report_a, args.report_b)
     if not found:
         ap.error(nothing_shared(args.report_a, args.report_b, notes))
-    compared = compare(args.report_a, args.report_b, found, notes, args.correction, args.confidence, args.seed)
+    seed = args.seed
+    if seed is None:
+        try:
+            seed = evidence_seed(args.report_a, args.report_b, found)
+        except ValueError as err:
+            ap.error(str(err))
+    compared = compare(args.report_a, args.report_b, found, notes, args.correction, args.confidence, seed)
     print(text_report(compared))
     if args.html:
         print(f"\npage {shown(write_text_atomic(args.html, render_html(compared)))}")

@@ -230,6 +230,25 @@ def test_correction_none_leaves_each_p_alone(tmp_path, capsys, demo_evidence):
     assert holm[("biosses-all", "simcse")][7].rstrip(" *") != holm[("biosses-all", "simcse")][6]
 
 
+def test_the_item_draws_use_the_seed_the_evidence_drew_with_unless_seed_gives_another(tmp_path, capsys, demo_evidence):
+    """Both reports' evidence drew with seed 7: the comparison draws with 7 (the interval differs from seed 0's and
+    3's in its first decimal), and with 3 when --seed says so."""
+    control = small(Evidence.load(SNAPSHOTS / f"{CONTROL.stem}.suite.npz"))
+    demo = small(demo_evidence)
+    a = snapshot(tmp_path, "a", replace(demo, seed=7))
+    b = snapshot(tmp_path, "b", replace(control, seed=7), CONTROL)
+    task = demo.tasks[0]
+    for args, seed in (((), 7), (("--seed", "3"), 3)):
+        code, out, err = run(capsys, a, b, *args)
+        assert code == 0, err
+        assert f"item draws, seed {seed})" in out
+        stream = (seed, zlib.crc32(task.name.encode()))
+        c = paired_comparison(demo.scores(task, "simcse"), control.scores(task, "simcse"), stream)
+        c = c.scaled(100)
+        expected = f"{c.estimate:+.1f} [{c.low:+.1f}, {c.high:+.1f}]".replace("-", "−")
+        assert table_lines(out)[(task.name, "simcse")][5] == expected
+
+
 def test_runs_both_reports_hold_are_named_as_the_same_trainings(tmp_path, demo_evidence):
     """B repeats A's two SimCSE runs and adds a third (one run file at two commits that left training unchanged, with
     a seed added): the comparison is still made, and the note says that the test took shared runs as independent."""
