@@ -719,28 +719,21 @@ def suite_rows(record: dict) -> list[dict]:
     return rows
 
 
-def _size(nbytes: int) -> str:
-    return f"{nbytes / 1e6:.1f} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.0f} kB"
-
-
 def datasets_block() -> str:
-    """The data page's tables, from every dataset declaration (``kit.data.DATASETS``): what each holds, its rows per
-    split and the size of its files in ``../shared/data``; its file under a data root, its hub source and licence;
-    then each source (repository @ commit : path) with its citation."""
+    """The data page's tables, from every dataset declaration (``kit.data.DATASETS``) and nothing else, so that the
+    page reads the same on a machine without the data: what each holds and its rows per split (as declared); its file
+    under a data root, its hub source and licence; then each source (repository @ commit : path) with its
+    citation."""
     from kit.data import DATASETS
-    from kit.data.resolver import shared_data
 
     held, where, sources = [], [], {}
     for name, spec in DATASETS.items():
-        files = {shared_data() / spec.file(split) for split in spec.splits} if spec.relpath else set()
-        present = bool(files) and all(f.is_file() for f in files)
         rows = ", ".join(f"{split} {'?' if n is None else f'{n:,}'}" for split, n in spec.splits.items())
         held.append(
             {
                 "dataset": f"`{name}`",
                 "what": spec.description.replace("<", "&lt;"),  # 'sentence1<TAB>...' is no HTML tag
                 "rows per split": rows or "none available",
-                "size in ../shared/data": _size(sum(f.stat().st_size for f in files)) if present else "-",
             }
         )
         if spec.fetch is not None:
