@@ -1,5 +1,5 @@
 """Two reports compared: ``python -m kit.compare REPORT_A REPORT_B [--html OUT.html] [--correction holm|bh|none]
-[--confidence 0.95] [--seed 0]``.
+[--confidence 0.95] [--seed N]``.
 
 A REPORT is a report folder (``reports/<notebook>/<run>``: its ``results.json`` and the evidence its verdicts rest
 on, ``evidence/<family>.npz``) or a committed snapshot (``docs/results/<notebook>/<run>.json``, with its evidence
@@ -10,10 +10,11 @@ kept (the same task, the same number of items, the same gold scores on the items
 differ is left out, and said so), each shared row gets A's score, B's score and the difference A - B (x100) with
 its interval and p from the kit's t test (``kit.evaluation.inference.paired_comparison``: A's seeds and B's are
 independent training runs; a deterministic row, ``fixed``, has no run-to-run part), each task drawing its items
-from its own seeded stream as the reports do. All the comparisons are one family, corrected by ``--correction``
-(``kit.evaluation.families``; Holm by default); one on a task whose items lie within another compared task's
-(BIOSSES test within all pairs) is reported, not a second member, and two rows with the same outputs on every
-item (the same model in both reports) are reported as identical, not tested.
+from its own seeded stream as the reports do (with the seed their evidence drew with, unless ``--seed`` gives
+another; two reports whose evidence drew with two seeds need ``--seed``). All the comparisons are one family,
+corrected by ``--correction`` (``kit.evaluation.families``; Holm by default); one on a task whose items lie within
+another compared task's (BIOSSES test within all pairs) is reported, not a second member, and two rows with the
+same outputs on every item (the same model in both reports) are reported as identical, not tested.
 
 The family is exploratory. The kit tests a comparison that was declared before the runs (a run file's ``primary``,
 or its ``compare``); no run file declared a difference between two reports, so it describes them and is not a
@@ -32,6 +33,7 @@ import json
 import re
 import sys
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,13 +47,10 @@ from kit.evaluation.families import add_family_options
 from kit.evaluation.inference import format_p, paired_comparison, score_interval
 from kit.evaluation.rows import CORRECTION_NAMES, Evidence, TaskEvidence, families
 from kit.paths import shown
+from kit.report.evaluation_page import html_table, text_table
+from kit.report.index import EVIDENCE, LAST_GOOD
 from kit.report.tables import signed_interval
 
-EVIDENCE = "evidence"
-"""A report folder's folder of evidence (``kit.study.EVIDENCE``): ``<family>.npz``."""
-LAST_GOOD = "last_good"
-"""Where ``kit.batch`` keeps a run folder's last finished report while its latest execution has not finished
-(``kit.report.index.LAST_GOOD``)."""
 FAMILY = "exploratory"
 WHAT = "a report folder (reports/<notebook>/<run>) or a committed snapshot (docs/results/<notebook>/<run>.json)"
 KIT_EVALUATE = (
@@ -188,11 +187,11 @@ def _positions(task: TaskEvidence) -> np.ndarray:
     return np.arange(task.items) if task.kept is None else np.asarray(task.kept)
 
 
-def _where(task: TaskEvidence, items: np.ndarray) -> np.ndarray:
-    """Where each of ``items`` (indices into all the task's items) lies among the items the evidence kept."""
-    kept = _positions(task)
-    order = np.argsort(kept, kind="stable")
-    return order[np.searchsorted(kept[order], items)]
+def shared_items(a: TaskEvidence, b: TaskEvidence) -> tuple[np.ndarray, np.ndarray]:
+    """The items both reports' evidence of a task kept, as positions among A's kept items and among B's: the same
+    items in the same order (ascending)."""
+    _, ia, ib = np.intersect1d(_positions(a), _positions(b), return_indices=True)
+    return ia, ib
 
 
 def shared_runs(a: ItemScores, b: ItemScores) -> int:
@@ -212,68 +211,60 @@ def items_differ(a: TaskEvidence, b: TaskEvidence) -> str:
         return f"A scores it by {a.label}, B by {b.label}"
     if a.items != b.items:
         return f"A holds {a.items:,} items, B {b.items:,}: not the same items"
-    shared = np.intersect1d(_positions(a), _positions(b))
-    if len(shared) < 2:
-        kept = f"{len(shared)} item{'s' * (len(shared) != 1)}"
+    ia, ib = shared_items(a, b)
+    if len(ia) < 2:
+        kept = f"{len(ia)} item{'s' * (len(ia) != 1)}"
         return f"the two keep {kept} in common (the others left out for sharing a text with a run's selection data)"
-    ia, ib = _where(a, shared), _where(b, shared)
     if json.dumps(statistic_record(a.statistic.subset(ia))) != json.dumps(statistic_record(b.statistic.subset(ib))):
         return "the gold scores of its items differ between A and B: not the same items"
     return ""
 
 
+def only_in_one(what: str, a: Iterable[str], b: Iterable[str]) -> list[str]:
+    """A note for each side holding ``what`` the other does not: ``<what> only in A: x, y`` (in the side's order)."""
+    a, b = dict.fromkeys(a), dict.fromkeys(b)
+    return [
+        f"{what} only in {name}: {', '.join(alone)}"
+        for name, side, other in (("A", a, b), ("B", b, a))
+        if (alone := [x for x in side if x not in other])
+    ]
+
+
 def pairs(a: Report, b: Report) -> tuple[list[Pair], list[str]]:
     """Every row both reports scored on a task both hold with the same items (``items_differ``), in A's order; and
     what was left out, one sentence each."""
-    notes: list[str] = []
+    notes = only_in_one("evidence families", a.evidence, b.evidence)
     families_ = [f for f in a.evidence if f in b.evidence]
-    for side, other, name in ((a, b, "A"), (b, a, "B")):
-        alone = [f for f in side.evidence if f not in other.evidence]
-        if alone:
-            notes.append(f"evidence families only in {name}: {', '.join(alone)}")
-    qualify = len(families_) > 1
     found: list[Pair] = []
     for family in families_:
         ea, eb = a.evidence[family], b.evidence[family]
+        where = f" ({family})" if len(families_) > 1 else ""
+        notes += only_in_one(f"tasks{where}", (t.name for t in ea.tasks), (t.name for t in eb.tasks))
         tasks_b = {t.name: t for t in eb.tasks}
-        where = f" ({family})" if qualify else ""
-        for side, other, name in ((ea, eb, "A"), (eb, ea, "B")):
-            alone = [t.name for t in side.tasks if t.name not in {u.name for u in other.tasks}]
-            if alone:
-                notes.append(f"tasks{where} only in {name}: {', '.join(alone)}")
         both: dict[str, tuple[TaskEvidence, TaskEvidence]] = {}
         for ta in ea.tasks:
-            tb = tasks_b.get(ta.name)
-            if tb is None:
+            if (tb := tasks_b.get(ta.name)) is None:
                 continue
-            why = items_differ(ta, tb)
-            if why:
+            if why := items_differ(ta, tb):
                 notes.append(f"{ta.name}{where} left out: {why}")
             else:
                 both[ta.name] = (ta, tb)
-        rows_a, rows_b = ({r: None for t in both for r in e.outputs[t]} for e in (ea, eb))
-        for rows, other, name in ((rows_a, rows_b, "A"), (rows_b, rows_a, "B")):
-            alone = [r for r in rows if r not in other]
-            if alone:
-                notes.append(f"rows{where} only in {name}: {', '.join(alone)}")
+        notes += only_in_one(f"rows{where}", *([r for t in both for r in e.outputs[t]] for e in (ea, eb)))
         for name, (ta, tb) in both.items():
-            shared = np.intersect1d(_positions(ta), _positions(tb))
-            ia, ib = _where(ta, shared), _where(tb, shared)
-            if len(shared) < ta.scored or len(shared) < tb.scored:
+            ia, ib = shared_items(ta, tb)
+            if len(ia) < max(ta.scored, tb.scored):
                 notes.append(
-                    f"{name}{where}: compared on the {len(shared):,} items both kept (A kept {ta.scored:,}, B "
+                    f"{name}{where}: compared on the {len(ia):,} items both kept (A kept {ta.scored:,}, B "
                     f"{tb.scored:,} of {ta.items:,})"
                 )
-            within = ta.within if ta.within == tb.within and ta.within in both else None
             key = f"{name}{where}"
+            within = f"{ta.within}{where}" if ta.within == tb.within and ta.within in both else None
             for row in ea.outputs[name]:
                 if row not in eb.outputs[name]:
                     continue
-                sa = ItemScores(ta.metric, ea.outputs[name][row][:, ia], ta.statistic.subset(ia), row in ea.fixed)
-                sb = ItemScores(tb.metric, eb.outputs[name][row][:, ib], tb.statistic.subset(ib), row in eb.fixed)
-                within_key = f"{within}{where}" if within else None
+                sa, sb = ea.scores(ta, row).subset(ia), eb.scores(tb, row).subset(ib)
                 labels = ea.labels.get(row, row), eb.labels.get(row, row)
-                found.append(Pair(family, key, ta, row, *labels, sa, sb, within_key))
+                found.append(Pair(family, key, ta, row, *labels, sa, sb, within))
                 if same := shared_runs(sa, sb):
                     notes.append(
                         f"{row} on {key}: {same} of A's {sa.seeds} runs give one of B's runs' outputs item for item "
@@ -297,6 +288,20 @@ def nothing_shared(a: Report, b: Report, notes: list[str]) -> str:
         f"REPORT_A and REPORT_B share no row on a task with the same items, so there is nothing to compare (A: "
         f"{holds(a)}. B: {holds(b)}{'. ' + '; '.join(left) if left else ''})"
     )
+
+
+def evidence_seed(a: Report, b: Report, found: list[Pair]) -> int:
+    """The seed the compared families' evidence drew its items with in both reports (``Evidence.seed``); ValueError
+    naming each seed when they differ."""
+    seeds = {
+        f"{side}'s {family}": report.evidence[family].seed
+        for family in dict.fromkeys(p.family for p in found)
+        for side, report in (("A", a), ("B", b))
+    }
+    if len(set(seeds.values())) > 1:
+        drawn = ", ".join(f"{which} with seed {seed}" for which, seed in seeds.items())
+        raise ValueError(f"the two reports' evidence drew its items with different seeds ({drawn}): give --seed")
+    return next(iter(seeds.values()))
 
 
 # ---- the comparisons -------------------------------------------------------------------------------------------
@@ -372,21 +377,20 @@ def compare(
 
 
 TEXT_COLUMNS = ("task", "row", "metric", "in A", "in B")
-"""The table's columns of words (left-aligned); the others hold numbers (right-aligned)."""
+"""The tables' columns of words (left-aligned); the others hold numbers (right-aligned)."""
+NUMBER = re.compile(r"[\d\s.,+\-−\[\]<*/]*")
+"""A cell of numbers: a score, an interval, a p (``< 0.001 *``), seeds (``2 / 5``)."""
 
 
-def text_table(rows: list[dict]) -> str:
-    """Rows as aligned text columns: words left-aligned, numbers right-aligned."""
-    columns = list(rows[0])
-    cells = [[str(r[c]) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+def numeric_column(column: str) -> bool:
+    """Whether a column is one of numbers, right-aligned in the terminal (``TEXT_COLUMNS``)."""
+    return column not in TEXT_COLUMNS
 
-    def line(values):
-        return "  ".join(
-            v.ljust(w) if c in TEXT_COLUMNS else v.rjust(w) for c, v, w in zip(columns, values, widths)
-        ).rstrip()
 
-    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+def numeric_cell(column: str, text: str) -> bool:
+    """Whether a cell of the page holds numbers, right-aligned on one line: in a column of numbers, and numbers alone
+    (``NUMBER``; not ``fixed`` or ``within biosses-all``)."""
+    return numeric_column(column) and NUMBER.fullmatch(text) is not None
 
 
 def _score(value: float, low: float, high: float, digits: int = 1) -> str:
@@ -481,30 +485,13 @@ def text_report(compared: Compared) -> str:
         "",
         EXPLORATORY,
         "",
-        text_table(table(compared)),
+        text_table(table(compared), numeric_column),
         "",
         legend(compared),
     ]
     if compared.notes:
         out += ["", "Not compared: " + "; ".join(compared.notes) + "."]
     return "\n".join(out)
-
-
-NUMBER = re.compile(r"[\d\s.,+\-−\[\]<*/]*")
-"""A cell of numbers: a score, an interval, a p (``< 0.001 *``), seeds (``2 / 5``)."""
-
-
-def html_table(rows: list[dict]) -> str:
-    """Rows as an HTML table: words left-aligned (and wrapped), numbers right-aligned on one line."""
-    columns = list(rows[0])
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-
-    def cell(column: str, value) -> str:
-        kind = "num" if column not in TEXT_COLUMNS and NUMBER.fullmatch(str(value)) else "text"
-        return f'<td class="{kind}">{html.escape(str(value))}</td>'
-
-    body = "".join("<tr>" + "".join(cell(c, r[c]) for c in columns) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 SCORE_COLUMNS = 5
@@ -543,9 +530,10 @@ def render_html(compared: Compared) -> str:
         f"<ul><li><b>A</b>: {html.escape(compared.a.about())}</li>"
         f"<li><b>B</b>: {html.escape(compared.b.about())}</li></ul>\n"
         f'<p class="exploratory">{html.escape(EXPLORATORY)}</p>\n'
-        f"<h2>Scores</h2>\n{html_table(scores)}\n<h2>A − B</h2>\n{html_table(differences)}\n"
+        f"<h2>Scores</h2>\n{html_table(scores, numeric_cell)}\n"
+        f"<h2>A − B</h2>\n{html_table(differences, numeric_cell)}\n"
         f"<p>{html.escape(legend(compared))} resolves: the smallest difference found with 80% power at the family's "
-        f"level.</p>\n<h2>Tasks and rows</h2>\n{html_table(tasks)}\n{html_table(labels)}\n"
+        f"level.</p>\n<h2>Tasks and rows</h2>\n{html_table(tasks, numeric_cell)}\n{html_table(labels, numeric_cell)}\n"
         + (f"<h2>Not compared</h2>\n<ul>{notes}</ul>\n" if notes else "")
         + "</body></html>\n"
     )
@@ -567,19 +555,30 @@ def parser() -> Parser:
         )
     ap.add_argument("--html", type=html_file, help="also write the comparison as this self-contained HTML page")
     add_family_options(ap)
-    ap.add_argument("--seed", type=integer(0), default=0, help="seed of the item draws, 0 or more (default 0)")
+    ap.add_argument(
+        "--seed",
+        type=integer(0),
+        help="seed of the item draws, 0 or more (default: the one both reports' evidence drew with)",
+    )
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit 0 with the table printed (and the page written); 2 (``SystemExit``) when an argument is refused, or when
-    the two reports share nothing to compare, before any work and with nothing written."""
+    """Exit 0 with the table printed (and the page written); 2 (``SystemExit``) when an argument is refused, when
+    the two reports share nothing to compare, or when their evidence drew its items with two seeds and ``--seed`` is
+    not given, before any work and with nothing written."""
     ap = parser()
     args = ap.parse_args(sys.argv[1:] if argv is None else list(argv))
     found, notes = pairs(args.report_a, args.report_b)
     if not found:
         ap.error(nothing_shared(args.report_a, args.report_b, notes))
-    compared = compare(args.report_a, args.report_b, found, notes, args.correction, args.confidence, args.seed)
+    seed = args.seed
+    if seed is None:
+        try:
+            seed = evidence_seed(args.report_a, args.report_b, found)
+        except ValueError as err:
+            ap.error(str(err))
+    compared = compare(args.report_a, args.report_b, found, notes, args.correction, args.confidence, seed)
     print(text_report(compared))
     if args.html:
         print(f"\npage {shown(write_text_atomic(args.html, render_html(compared)))}")

@@ -40,7 +40,7 @@ from kit.evaluation.task import Task
 from kit.evaluation.tasks import TASKS, select
 from kit.params import Params
 from kit.registry import Registry
-from kit.report.index import StudyAbout
+from kit.report.index import EVIDENCE, StudyAbout
 from kit.report.model_card import MODELS, mark, publish, write_cards
 from kit.report.record import RunRecord
 from kit.report.tables import write_tables
@@ -54,8 +54,6 @@ evaluation suite)."""
 ARTEFACTS = "artefacts"
 """The key of a run's ``result.json`` that maps each artefact's file name to its SHA-256."""
 NOT_ARTEFACTS = frozenset({"result.json", "checkpoint.pt"})
-EVIDENCE = "evidence"
-"""A report's folder of the evidence its verdicts rest on (``kit.evaluation.rows.Evidence``), one file per family."""
 SUITE_FILE = "suite.npz"
 """A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from kit import docs
+from kit.data.resolver import DATA_PAGE
 from kit.paths import PROJECT_ROOT
 
 README_LINES = 200
@@ -276,18 +277,23 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     assert docs.controls_section("augmented_sbert", snapshots) == []
 
 
-def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch):
-    """The data page had seven typed lines; its tables are now the declarations': each dataset in both tables, and a
-    declaration that changes (a dataset added, a licence) changes the page."""
+def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch, tmp_path):
+    """The data page had seven typed lines; its tables are now the declarations': each dataset in both tables, the
+    same tables on a machine without the data (they once measured the files in ../shared/data), and a declaration that
+    changes (a dataset added, a licence) changes the page."""
     import dataclasses
 
     import kit.data
-    from kit.data import DATASETS
+    from kit.data import DATASETS, resolver
 
     block = docs.datasets_block()
     for name in DATASETS:
         assert block.count(f"| `{name}` |") == 2, name
-    page = docs.DATA_PAGE.read_text(encoding="utf-8")
+    with monkeypatch.context() as no_data:
+        no_data.setattr(resolver, "shared_data", lambda: tmp_path / "no data")
+        no_data.setenv("KIT_DATA", str(tmp_path / "no data"))
+        assert docs.datasets_block() == block
+    page = (PROJECT_ROOT / DATA_PAGE).read_text(encoding="utf-8")
     assert block in page and docs.data_paths_block() in page
     for parameter in ("`mednli_path`", "`medsts_path`", "`biosses_path`", "`corpus_path`"):
         assert f"| {parameter} |" in page, parameter

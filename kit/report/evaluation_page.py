@@ -7,14 +7,20 @@ and the task declarations; plain HTML, no scripts, links relative to the page (`
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from kit.evaluation.suite import SuiteResult
 
 NUMERIC = ("items", "score", "difference", "family interval", "p", "resolves")
 
 
-def text_table(rows: list[dict]) -> str:
-    """Rows as aligned text columns (numbers right-aligned, text left-aligned)."""
+def numeric_column(column: str) -> bool:
+    """Whether a column of the suite's tables holds numbers: one of ``NUMERIC``, or an adjusted p (``p (holm)``)."""
+    return column in NUMERIC or column.startswith("p (")
+
+
+def text_table(rows: list[dict], numeric: Callable[[str], bool] = numeric_column) -> str:
+    """Rows as aligned text columns: those ``numeric`` names right-aligned, the others left-aligned."""
     if not rows:
         return ""
     columns = list(rows[0])
@@ -22,10 +28,7 @@ def text_table(rows: list[dict]) -> str:
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
 
     def line(values):
-        return "  ".join(
-            v.rjust(w) if c in NUMERIC or c.startswith("p (") else v.ljust(w)
-            for c, v, w in zip(columns, values, widths)
-        ).rstrip()
+        return "  ".join(v.rjust(w) if numeric(c) else v.ljust(w) for c, v, w in zip(columns, values, widths)).rstrip()
 
     return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
 
@@ -57,15 +60,22 @@ def all_metric_rows(result: SuiteResult, scale: float = 100.0, digits: int = 2) 
     return rows
 
 
-def html_table(rows: list[dict]) -> str:
+def numeric_cell(column: str, text: str) -> bool:
+    """Whether a cell of the suite's tables holds a number: whether its column does (``numeric_column``)."""
+    return numeric_column(column)
+
+
+def html_table(rows: list[dict], numeric: Callable[[str, str], bool] = numeric_cell) -> str:
+    """Rows as an HTML table: a cell ``numeric`` says holds a number (given its column and its text) is right-aligned
+    on one line (``td.num``), the others left-aligned and wrapped (``td.text``)."""
     if not rows:
         return "<p>(no rows)</p>"
     columns = list(rows[0])
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
 
     def cell(column, value):
-        numeric = column in NUMERIC or column.startswith("p (")
-        return f'<td class="{"num" if numeric else "text"}">{html.escape(str(value))}</td>'
+        text = str(value)
+        return f'<td class="{"num" if numeric(column, text) else "text"}">{html.escape(text)}</td>'
 
     body = "".join("<tr>" + "".join(cell(c, r[c]) for c in columns) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -42,6 +42,9 @@ def run_file_of(report_dir: Path) -> str | None:
 LAST_GOOD = "last_good"
 """In a run folder whose latest execution did not finish (it failed, was killed, or still runs): the last finished
 execution's report, kept (its ``report.html`` is linked from the index)."""
+EVIDENCE = "evidence"
+"""In a report folder: the evidence its verdicts rest on (``kit.evaluation.rows.Evidence``), one ``<family>.npz``
+each (``kit.study`` writes it; ``kit.compare``, ``kit.docs`` and ``kit.report.pilot`` read it)."""
 
 
 def finished_report(out_dir: Path) -> bool:

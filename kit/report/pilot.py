@@ -24,9 +24,9 @@ from kit.evaluation.bootstrap import ItemScores
 from kit.evaluation.inference import Variance, paired_comparison, power_at
 from kit.evaluation.rows import Evidence, Primary, TaskEvidence
 from kit.paths import PROJECT_ROOT, shown
+from kit.report.index import EVIDENCE
 
 SNAPSHOTS = PROJECT_ROOT / "docs" / "results"
-EVIDENCE = "evidence"
 
 
 def pilots(notebook: str, run: str, model: str | None, reports: Path) -> list[Path]:

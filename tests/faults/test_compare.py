@@ -64,6 +64,16 @@ def test_nothing_shared_is_refused_in_one_line_and_nothing_is_written(tmp_path, 
     )
 
 
+def test_evidence_drawn_with_two_seeds_needs_seed(tmp_path, capsys, biosses_evidence):
+    a, b = snapshot(tmp_path, "a", biosses_evidence), snapshot(tmp_path, "b", replace(biosses_evidence, seed=5))
+    line = refusal(capsys, a, b)
+    assert (
+        "the two reports' evidence drew its items with different seeds (A's suite with seed 0, B's suite with " in line
+    )
+    assert "seed 5): give --seed" in line
+    assert main([str(a), str(b), "--seed", "5"]) == 0
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

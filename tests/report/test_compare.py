@@ -220,9 +220,33 @@ def test_only_the_items_both_reports_kept_are_paired(tmp_path, capsys, demo_evid
 def test_correction_none_leaves_each_p_alone(tmp_path, capsys, demo_evidence):
     a = snapshot(tmp_path, "a", small(demo_evidence))
     b = snapshot(tmp_path, "b", small(Evidence.load(SNAPSHOTS / f"{CONTROL.stem}.suite.npz")), CONTROL)
-    holm, none = (table_lines(run(capsys, a, b, "--correction", c)[1]) for c in ("holm", "none"))
-    assert {r[6] for r in none.values()} == {r[7].rstrip(" *") for r in none.values()}
-    assert any(holm[k][7].rstrip(" *") != holm[k][6] for k in holm)
+    holm, none = (run(capsys, a, b, "--correction", c)[1] for c in ("holm", "none"))
+    assert "  p (holm)" in holm and "  p (no correction)" in none and "  p (holm)" not in none
+    holm, none = table_lines(holm), table_lines(none)
+    assert list(none) == list(holm) == [("biosses-all", "simcse"), ("biosses-all", "mean")]
+    # row by row (a set of each column's values would not see two rows' p-values swapped, nor an empty table)
+    for key, cells_ in none.items():
+        assert cells_[7].rstrip(" *") == cells_[6] == holm[key][6], key
+    assert holm[("biosses-all", "simcse")][7].rstrip(" *") != holm[("biosses-all", "simcse")][6]
+
+
+def test_the_item_draws_use_the_seed_the_evidence_drew_with_unless_seed_gives_another(tmp_path, capsys, demo_evidence):
+    """Both reports' evidence drew with seed 7: the comparison draws with 7 (the interval differs from seed 0's and
+    3's in its first decimal), and with 3 when --seed says so."""
+    control = small(Evidence.load(SNAPSHOTS / f"{CONTROL.stem}.suite.npz"))
+    demo = small(demo_evidence)
+    a = snapshot(tmp_path, "a", replace(demo, seed=7))
+    b = snapshot(tmp_path, "b", replace(control, seed=7), CONTROL)
+    task = demo.tasks[0]
+    for args, seed in (((), 7), (("--seed", "3"), 3)):
+        code, out, err = run(capsys, a, b, *args)
+        assert code == 0, err
+        assert f"item draws, seed {seed})" in out
+        stream = (seed, zlib.crc32(task.name.encode()))
+        c = paired_comparison(demo.scores(task, "simcse"), control.scores(task, "simcse"), stream)
+        c = c.scaled(100)
+        expected = f"{c.estimate:+.1f} [{c.low:+.1f}, {c.high:+.1f}]".replace("-", "−")
+        assert table_lines(out)[(task.name, "simcse")][5] == expected
 
 
 def test_runs_both_reports_hold_are_named_as_the_same_trainings(tmp_path, demo_evidence):
