@@ -31,6 +31,10 @@ from kit.core.settings import redefault, setting
 
 Pair = tuple[str, str]
 
+# fp32 master weights whatever the checkpoint's dtype, as ``Encoder.from_pretrained``: the kit's pretrained
+# mini-BERTs are stored in fp16, and fine-tuning them in fp16 on the CPU overflows to NaN.
+FP32 = {"dtype": torch.float32}
+
 
 def unordered(a: str, b: str) -> Pair:
     """The canonical form of an unordered pair (used for de-duplication)."""
@@ -128,7 +132,11 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
     torch.manual_seed(seed)
     with new_weights_expected():  # the head
         return CrossEncoder(
-            model_folder(model, seed), num_labels=num_labels, max_length=max_length, device=str(resolve_device(device))
+            model_folder(model, seed),
+            num_labels=num_labels,
+            max_length=max_length,
+            device=str(resolve_device(device)),
+            model_kwargs=FP32,
         )
 
 
@@ -137,7 +145,7 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
     from sentence_transformers import SentenceTransformer
 
     torch.manual_seed(seed)
-    st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)))
+    st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)), model_kwargs=FP32)
     st.max_seq_length = max_length
     return st
 
@@ -338,6 +346,8 @@ def compare(
     semantic = semantic_pairs(pool, emb, k, gold)
     rand = random_pairs(pool, len(semantic), gold, np.random.default_rng(cfg.seed))
     silver = {name: (pairs, cross_scores(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
+    if not all(np.isfinite(s).all() for _, s in silver.values()):
+        raise FloatingPointError(f"the cross-encoder trained from {model} labels silver pairs NaN or inf: it diverged")
     for condition, (pairs, ce_scores) in zip(CONDITIONS[1:], silver.values()):
         fit_and_score(list(gold) + pairs, np.concatenate([gold_labels, silver_labels(ce_scores)]), condition)
     return Comparison({c: scores[c] for c in (*CONDITIONS, "cross-encoder")}, silver)
