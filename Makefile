@@ -31,7 +31,7 @@ $(EXTRAS): $(STAMP) pyproject.toml
 	touch $(EXTRAS)
 
 test: setup $(EXTRAS)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=40 --durations-min=20
 
 lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
