@@ -385,8 +385,8 @@ def control_summary(compared: pd.DataFrame, control: Control, digits: int = 1) -
     if outcome == "passes":
         return f"{head}{result}: passes. The method comparisons below rest on it."
     resolves = (
-        f"; with {_seeds(line)} it resolves {line.family_detectable:.{digits}f} points with 80% power, and "
-        "choosing its baseline as the best of six costs more"
+        f"; with {_seeds(line)} it resolves {line.family_detectable:.{digits}f} points with 80% power"
+        + (", and choosing its baseline as the best of its candidates costs more" if control.chosen else "")
         if line is not None and np.isfinite(line.family_detectable)
         else ""
     )

@@ -263,3 +263,16 @@ def test_a_recomputed_record_keeps_the_control_and_its_outcome():
         again, _ = rows.recomputed(report.evidence, record)
         assert again["control"] == record["control"] and again["lines"] == record["lines"]
         assert rows.withheld_by(again) == report.withheld()
+
+
+def test_a_control_not_shown_names_the_cost_of_choosing_its_baseline_only_when_it_was_chosen():
+    """Study 2's teacher is tested against the one gold student, study 1's SimCSE against the best of six
+    training-free embeddings: only the second pays for the choice, and only its text says so."""
+    fixed = rows.Control("good", "start", BIOSSES_ALL.name, "SimCSE beats the start")
+    chosen = rows.Control("good", "start", BIOSSES_ALL.name, "SimCSE beats the start", chosen="the best of 2")
+    assert rows.control_outcome(controlled(fixed).compared, fixed)[0] == "not shown"
+    assert "points with 80% power)" in controlled(fixed).control_text()
+    assert "candidates costs more" not in controlled(fixed).control_text()
+    assert "points with 80% power, and choosing its baseline as the best of its candidates costs more)" in (
+        controlled(chosen).control_text()
+    )
