@@ -47,6 +47,22 @@ def tiny_encoder():
     return Encoder.from_pretrained("tiny-random-bert", "mean")
 
 
+@pytest.fixture(scope="session")
+def fp16_bert(tmp_path_factory):
+    """A folder holding the tiny random BERT stored in fp16, as the kit's pretrained mini-BERTs are: whatever loads it
+    to train or to score must hold fp32 weights (``kit.core.models.FP32_WEIGHTS``)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from kit.core.models import model_folder
+
+    folder, out = model_folder("tiny-random-bert", seed=0), tmp_path_factory.mktemp("fp16-bert")
+    AutoModel.from_pretrained(folder).half().save_pretrained(out)
+    AutoTokenizer.from_pretrained(folder).save_pretrained(out)
+    assert AutoModel.from_pretrained(out).dtype == torch.float16  # the checkpoint's own dtype, loaded as stored
+    return out
+
+
 @pytest.fixture
 def selected_on_rqe_validation():
     """A check for a study run with ``suite: [biosses-all, rqe-validation]`` and ``select_on: [rqe-validation]``:

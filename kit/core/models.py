@@ -367,6 +367,12 @@ def random_model(name: str, tokenizer) -> nn.Module:
     return BartForConditionalGeneration(BartConfig(attn_implementation="sdpa", **special, **shape))
 
 
+FP32_WEIGHTS = {"dtype": torch.float32}
+"""``model_kwargs`` (sentence-transformers) or ``from_pretrained`` keywords for fp32 weights whatever the checkpoint's
+dtype: the kit's pretrained mini-BERTs are stored in fp16, fine-tuned in fp16 on the CPU they overflow to NaN, and
+scored in fp16 they differ from the fp32 scores a report's precision names."""
+
+
 class Encoder(nn.Module):
     """A backbone, its tokenizer and a pooler; ``forward`` maps tokenized features to embeddings."""
 
@@ -389,7 +395,7 @@ class Encoder(nn.Module):
         else:
             # fp32 master weights whatever the checkpoint's dtype; mixed precision is autocast's job. The
             # attention kernel is transformers' default: SDPA where the architecture has it, else eager (MPNet).
-            backbone = AutoModel.from_pretrained(source.path, dtype=torch.float32)
+            backbone = AutoModel.from_pretrained(source.path, **FP32_WEIGHTS)
         return cls(backbone, tokenizer, pooler, source).eval()
 
     @property

@@ -149,7 +149,9 @@ class _SentenceTransformer:
     def __init__(self, path: str, device):
         from sentence_transformers import SentenceTransformer
 
-        self.model = SentenceTransformer(path, device=str(device))
+        from kit.core.models import FP32_WEIGHTS
+
+        self.model = SentenceTransformer(path, device=str(device), model_kwargs=FP32_WEIGHTS)
         self.tokenizer = self.model.tokenizer
 
     def encode(self, texts, batch_size=64, max_length=256, show_progress=False) -> np.ndarray:

@@ -146,3 +146,12 @@ def test_a_sentence_transformers_folder_is_scored_with_its_own_vectors(tmp_path,
     assert model_pooler(resolve_model(str(folder))) == declared
     embedder = Embedder.from_name(folder, cache=EmbeddingCache(tmp_path / "cache"))
     np.testing.assert_allclose(embedder(texts), encoder.encode(texts), atol=1e-5)
+
+
+def test_a_sentence_transformers_folder_stored_in_fp16_is_scored_in_fp32(fp16_bert):
+    """The suite's scores name fp32 precision; a folder loaded as stored would be scored in fp16."""
+    import torch
+
+    from kit.evaluation.embeddings import _SentenceTransformer
+
+    assert {p.dtype for p in _SentenceTransformer(str(fp16_bert), "cpu").model.parameters()} == {torch.float32}

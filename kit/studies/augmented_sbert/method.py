@@ -25,15 +25,11 @@ import torch
 
 from kit.core.config import TrainSettings
 from kit.core.devices import resolve_device
-from kit.core.models import MIN_MAX_LENGTH, model_folder, new_weights_expected
+from kit.core.models import FP32_WEIGHTS, MIN_MAX_LENGTH, model_folder, new_weights_expected
 from kit.core.progress import enabled as progress_enabled
 from kit.core.settings import redefault, setting
 
 Pair = tuple[str, str]
-
-# fp32 master weights whatever the checkpoint's dtype, as ``Encoder.from_pretrained``: the kit's pretrained
-# mini-BERTs are stored in fp16, and fine-tuning them in fp16 on the CPU overflows to NaN.
-FP32 = {"dtype": torch.float32}
 
 
 def unordered(a: str, b: str) -> Pair:
@@ -136,7 +132,7 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
             num_labels=num_labels,
             max_length=max_length,
             device=str(resolve_device(device)),
-            model_kwargs=FP32,
+            model_kwargs=FP32_WEIGHTS,
         )
 
 
@@ -145,7 +141,7 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
     from sentence_transformers import SentenceTransformer
 
     torch.manual_seed(seed)
-    st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)), model_kwargs=FP32)
+    st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)), model_kwargs=FP32_WEIGHTS)
     st.max_seq_length = max_length
     return st
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from kit.core.compute import Work, combined, encoding
 from kit.core.fingerprint import digest
+from kit.core.models import FP32_WEIGHTS
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
@@ -546,7 +547,7 @@ class Study(StudyBase):
                 shown = f"{MODELS}/{benchmark}/{model_folder_name(condition)}"  # where the report publishes it
                 row = {"benchmark": benchmark, "model": shown, "recorded": recorded[condition], "reloaded": None}
                 if folder.is_dir():
-                    st = SentenceTransformer(str(folder), device="cpu")
+                    st = SentenceTransformer(str(folder), device="cpu", model_kwargs=FP32_WEIGHTS)
                     row["reloaded"] = self._score("sts", lambda p: cosine_scores(st, p), split)
                 rows.append(row)
         return pd.DataFrame(rows)

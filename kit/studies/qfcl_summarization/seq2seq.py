@@ -44,17 +44,17 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
     encoder and decoder are both warm-started from it; the decoder's cross-attention is new (seeded)."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel
 
-    from kit.core.models import model_folder, new_weights_expected, resolve_model
+    from kit.core.models import FP32_WEIGHTS, model_folder, new_weights_expected, resolve_model
 
     folder = model_folder(name, seed)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     torch.manual_seed(seed)
     if AutoConfig.from_pretrained(folder).is_encoder_decoder:
-        return Summarizer(
-            AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32), tokenizer, f"{name} (seq2seq)"
-        )
+        return Summarizer(AutoModelForSeq2SeqLM.from_pretrained(folder, **FP32_WEIGHTS), tokenizer, f"{name} (seq2seq)")
     with new_weights_expected():  # cross-attention and the LM-head transform
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(folder, folder)
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(
+            folder, folder, encoder_dtype=torch.float32, decoder_dtype=torch.float32
+        )
     model.config.decoder_start_token_id = tokenizer.cls_token_id
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.eos_token_id = tokenizer.sep_token_id

@@ -157,21 +157,23 @@ def test_compare_for_nli_labels_silver_pairs_with_classes():
     assert result.silver["random"][1].shape[1] == 3  # silver sets keep the class probabilities
 
 
-def test_cross_and_bi_encoders_fine_tune_an_fp16_checkpoint_in_fp32(tmp_path):
+def test_cross_and_bi_encoders_fine_tune_an_fp16_checkpoint_in_fp32(fp16_bert):
     """The kit's pretrained mini-BERTs are stored in fp16; trained in their stored dtype on the CPU the
     cross-encoder's scores went to NaN (params/augmented_sbert/control_small.yaml, every seed)."""
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
-    from kit.core.models import model_folder
-
-    folder = model_folder("tiny-random-bert", seed=0)
-    AutoModel.from_pretrained(folder).half().save_pretrained(tmp_path)
-    AutoTokenizer.from_pretrained(folder).save_pretrained(tmp_path)
-    assert AutoModel.from_pretrained(tmp_path).dtype == torch.float16  # the checkpoint's own dtype
-    ce = cross_encoder(str(tmp_path), seed=0, device="cpu")
-    st = bi_encoder(str(tmp_path), seed=0, device="cpu")
+    ce = cross_encoder(str(fp16_bert), seed=0, device="cpu")
+    st = bi_encoder(str(fp16_bert), seed=0, device="cpu")
     assert {p.dtype for p in ce.model.parameters()} == {torch.float32}
     assert {p.dtype for p in st.parameters()} == {torch.float32}
     fit_cross_encoder(ce, PAIRS, LABELS, FIT)
     assert np.isfinite(cross_scores(ce, PAIRS)).all()
+
+
+def test_a_labeller_that_scores_nan_fails_the_comparison(monkeypatch):
+    """A diverged cross-encoder must stop its training, not hand NaN silver labels to two bi-encoders."""
+    import kit.studies.augmented_sbert.method as method
+
+    monkeypatch.setattr(method, "cross_scores", lambda ce, pairs: np.full(len(pairs), np.nan))
+    with pytest.raises(FloatingPointError, match="diverged"):
+        _compare()

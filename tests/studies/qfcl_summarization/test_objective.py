@@ -120,3 +120,12 @@ def test_a_random_bart_with_a_wordpiece_tokenizer_trains_and_generates():
     assert s.model.config.is_encoder_decoder
     out = generate(s, ["what is the dose of aspirin for a child?", "is it safe?"], 32, 6, num_beams=2)
     assert len(out) == 2 and all(isinstance(t, str) for t in out)
+
+
+def test_a_bert2bert_from_an_fp16_checkpoint_trains_in_fp32(fp16_bert):
+    """Both halves warm-start from the checkpoint; in its stored fp16 they would fine-tune in fp16 on the CPU."""
+    import torch
+
+    from kit.studies.qfcl_summarization.seq2seq import summarizer
+
+    assert {p.dtype for p in summarizer(str(fp16_bert)).model.parameters()} == {torch.float32}
