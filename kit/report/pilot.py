@@ -257,7 +257,8 @@ def size_control(study, run_name: str, reports: Path) -> Sizing | None:
             continue
         if task is not None and control.task != task:
             continue
-        sizing = size(control, study.row_run_count(control.row), {control.baseline}, [path], model)
+        fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
+        sizing = size(control, study.row_run_count(control.row), fixed, [path], model)
         if sizing is not None:
             return sizing
     return None

@@ -1,6 +1,7 @@
 """Sizing before the runs: power, the seeds and items a declared effect needs, the ceiling, and kit.batch's line
 before training and its --design report, read from a pilot's evidence."""
 
+import json
 import re
 
 import numpy as np
@@ -124,6 +125,13 @@ def test_study_2s_design_sizes_its_teacher_control_and_reads_the_ceiling_from_it
     control = out.splitlines()[1]
     head = "  positive control biosses_blurb: cross-encoder - biosses_blurb: gold on biosses-test (pilot docs/results/"
     assert control.startswith(head) and "with 3 seeds it resolves" in control and "best-of-six" not in control
+    # sized on its own snapshot, the control resolves what its report said: the gold student's seeds count too (they
+    # were taken as a fixed row's, which dropped their run-to-run part and gave 93.2 points)
+    from kit.docs import SNAPSHOTS, corrected_families
+
+    record = json.loads((SNAPSHOTS / "augmented_sbert" / "cpu.json").read_text(encoding="utf-8"))
+    (line,) = [x for f in corrected_families(record) for x in f["lines"] if x.get("role") == "control"]
+    assert f"it resolves {line['family_detectable']:.1f} points" in control, (control, line["family_detectable"])
     assert "An effect of +17.1 points on a baseline of 84.4 would pass the scale's maximum of 100" in out
 
 
