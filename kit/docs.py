@@ -431,12 +431,12 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
 
 def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], search: bool = False) -> list[str]:
     """A study page's table of every committed positive control of its runs that was tested (a one-seed search's is not:
-    ``search_section``): per run file its model and setting, its task and items, the base row's and the chosen
-    baseline's scores, the difference with its interval and what the design resolves, and the outcome; then how many
-    pass, and when none does, that the premise (each control's own words) never held and so the offline setting cannot
-    test the paper's claim (``search``: the page has a search section, cited as evidence too). [] without such
-    snapshots."""
-    rows, premises = [], []
+    ``search_section``): per run file its model and setting, its task and items, the tested row's and its baseline's
+    scores (the baseline marked when it was chosen), the difference with its interval and what the design resolves,
+    and the outcome, with any veto's reason below the table; then how many pass, and when none does, that the premise
+    (each control's own words) was never shown to hold and so the offline setting cannot test the paper's claim
+    (``search``: the page has a search section, cited as evidence too). [] without such snapshots."""
+    rows, premises, vetoes = [], [], []
     for (nb, run), record in sorted(snapshots.items()):
         holding = [f for f in corrected_families(record) if f.get("control")] if nb == notebook else []
         family = holding[0] if holding else {}  # the suite's, or QFCL's ROUGE family
@@ -447,24 +447,25 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
         scores = {x["row"]: x["score"] for x in family["lines"] if x["task"] == control["task"]}
         params = record["parameters"]
         premises += [control["premise"]] * (control["premise"] not in premises)
+        vetoes += [f"- `{run}.yaml`: {veto}" for veto in control.get("vetoes", [])]
         rows.append(
             {
                 "run file": f"`{run}.yaml`",
-                "model, pooler, steps": ", ".join(
-                    str(params[k]) for k in ("model", "pooler", "steps") if params.get(k) is not None
-                ),
+                "setting": ", ".join(str(params[k]) for k in ("model", "pooler", "steps") if params.get(k) is not None),
                 "task": f"`{control['task']}` ({int(line['items']):,})",
                 "seeds": int(line["seeds"]),
-                f"{control['row']}": number(scores.get(control["row"]), 1),
-                "chosen baseline": f"{control['baseline']} {number(scores.get(control['baseline']), 1)}",
+                "tested row": f"{control['row']} {number(scores.get(control['row']), 1)}",
+                "against": f"{control['baseline']} {number(scores.get(control['baseline']), 1)}"
+                + (" (chosen)" if control.get("chosen") else ""),
                 "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
                 "resolves": number(line.get("family_detectable"), 1),
-                "outcome": control["outcome"],
+                "outcome": control["outcome"] + (" (vetoed)" if control.get("vetoes") else ""),
             }
         )
     if not rows:
         return []
     passed = sum(row["outcome"] == "passes" for row in rows)
+    chosen = any(row["against"].endswith(" (chosen)") for row in rows)
     evidence = (
         "these runs and the search below are" if search else ("this run is" if len(rows) == 1 else "these runs are")
     )
@@ -472,8 +473,8 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
         f"{passed} of {len(rows)} pass{'es' * (len(rows) == 1)}."
         if passed
         else f"{'It does not pass' if len(rows) == 1 else f'None of the {len(rows)} passes'}: in no setting tried here "
-        f"did the premise hold by a margin its design shows; {evidence} the evidence that the offline setting cannot "
-        "test the paper's claim."
+        f"was the premise shown to hold; {evidence} the evidence that the offline setting cannot test the paper's "
+        "claim."
     )
     return [
         "",
@@ -481,10 +482,13 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
         "",
         "Generated from the committed snapshots with a tested control (two seeds or more): each run's control on its "
         f"task (x100), the premise that {'; that '.join(premises)}, tested on the same items, with the 95% interval of "
-        "the difference and the difference its design resolves with 80% power (`benchmarks/calibration.py --control`). "
-        f"{verdict}",
+        "the difference and the difference its design resolves with 80% power (`benchmarks/calibration.py --control`)."
+        + (" A baseline marked chosen is the strongest of the start's training-free embeddings on the task." * chosen)
+        + (" A vetoed control fails whatever its interval, for the reason below the table." * bool(vetoes))
+        + f" {verdict}",
         "",
         markdown_table(rows).rstrip("\n"),
+        *(["", "Vetoes:", "", *vetoes] if vetoes else []),
     ]
 
 

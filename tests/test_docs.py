@@ -264,17 +264,25 @@ def test_a_damaged_snapshot_is_named_in_one_line(tmp_path, capsys, monkeypatch, 
 def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_passes():
     """``controls_section``: the demo's control (2 seeds, not shown) is a row; a one-seed search's is not (it goes
     untested); with none passing the page says the offline setting cannot test the claim, and a control edited to
-    pass turns that into a count."""
+    pass turns that into a count. Study 3's control, vetoed for template collapse, says why it fails in its own
+    words."""
     demo = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "demo.json").read_text(encoding="utf-8"))
     search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
     snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
     text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
-    assert "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | `biosses-all` (100) | 2 |" in text
+    row = "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | `biosses-all` (100) | 2 | simcse 33.6 |"
+    assert f"{row} mean 61.9 (chosen) |" in text and "A baseline marked chosen" in text and "Vetoes" not in text
     assert "search_mean_t01" not in text
     assert "It does not pass" in text and "cannot test the paper's claim" in text
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"
     assert "1 of 1 passes." in "\n".join(docs.controls_section("simcse_augmentations", snapshots))
     assert docs.controls_section("augmented_sbert", snapshots) == []
+    qfcl = json.loads((docs.SNAPSHOTS / "qfcl_summarization" / "cpu.json").read_text(encoding="utf-8"))
+    text = "\n".join(docs.controls_section("qfcl_summarization", {("qfcl_summarization", "cpu"): qfcl}))
+    assert "| baseline 16.8 | lead 22.0 | −5.2 [−62.1, +51.7] | 63.0 | fails (vetoed) |" in text  # its interval: zero
+    assert "Vetoes:\n\n- `cpu.yaml`: baseline (cross-entropy only) is collapsed to a template" in text
+    assert "the premise that the baseline summarizer beats the question's first sentence" in text
+    assert "chosen" not in text and "training-free" not in text  # study 1's wording, not study 3's
 
 
 def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch, tmp_path):
