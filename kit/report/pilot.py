@@ -22,7 +22,7 @@ import numpy as np
 from kit.evaluation import design
 from kit.evaluation.bootstrap import ItemScores
 from kit.evaluation.inference import Variance, paired_comparison, power_at
-from kit.evaluation.rows import Evidence, Primary, TaskEvidence
+from kit.evaluation.rows import Control, Evidence, Primary, TaskEvidence
 from kit.paths import PROJECT_ROOT, shown
 from kit.report.index import EVIDENCE
 
@@ -64,13 +64,13 @@ def pilot_model(path: Path) -> str | None:
     return parameters.get("model") if isinstance(parameters, dict) else None
 
 
-def pilot_control(path: Path) -> Primary | None:
-    """The positive control an evidence file's family recorded (row, baseline, task; no effect), or None."""
+def pilot_control(path: Path) -> Control | None:
+    """The positive control an evidence file's family recorded (row, baseline, task, and its vetoes), or None."""
     family = Path(path).stem if Path(path).parent.name == EVIDENCE else Path(path).name.split(".")[1]
     metrics = pilot_record(path).get("metrics")
     control = (metrics or {}).get(family, {}).get("control") if isinstance(metrics, dict) else None
     try:
-        return Primary(control["row"], control["baseline"], control["task"])
+        return Control(control["row"], control["baseline"], control["task"], vetoes=tuple(control.get("vetoes", ())))
     except (TypeError, KeyError):
         return None
 
@@ -98,7 +98,7 @@ class Sizing:
     """A primary sized on a pilot: its variance parts at the run's ``seeds`` (x100), the pilot's file, seeds and
     items, the baseline's pilot score x100, and the rows the pilot lacked (``stand_ins``: row -> the pilot row used)."""
 
-    primary: Primary
+    primary: Primary | Control  # a control has no effect: only what it resolves is asked of it
     variance: Variance
     seeds: int
     pilot: Path
@@ -163,7 +163,7 @@ def _scores(evidence: Evidence, task: TaskEvidence, row: str, other: str, stand_
 
 
 def size(
-    primary: Primary, seeds: int, fixed: set[str], candidates: list[Path], model: str | None = None
+    primary: Primary | Control, seeds: int, fixed: set[str], candidates: list[Path], model: str | None = None
 ) -> Sizing | None:
     """The primary sized on the first candidate pilot whose evidence scores its task (None: none does). ``seeds``:
     the run's seeds per trained row; ``fixed``: the run's deterministic rows; ``model``: the run's."""
@@ -278,8 +278,10 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
         return [f"{head}: {ONE_SEED}"]
     caveat = f"; {sizing.other_model}" if sizing.other_model else ""
     cost = "; the best-of-six choice of its baseline costs more (benchmarks/calibration.py --control)" if chosen else ""
+    veto = "; the pilot's control was vetoed, which no number of seeds lifts" if c.vetoes else ""
     return [
-        f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power){caveat}{cost}"
+        f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power)"
+        f"{caveat}{cost}{veto}"
     ]
 
 

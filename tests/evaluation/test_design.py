@@ -179,3 +179,4 @@ def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(
     assert batch_main([str(qfcl), "--reports", str(tmp_path), "--design"]) == 0
     out = capsys.readouterr().out  # study 3 sizes its own control (the baseline against the extractive floor)
     assert "  positive control baseline - lead on meqsum-test-rougeL (pilot docs/results/qfcl_summarization/cpu" in out
+    assert "the pilot's control was vetoed, which no number of seeds lifts" in out  # its baseline's template collapse
