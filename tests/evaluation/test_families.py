@@ -109,3 +109,13 @@ def test_corrected_families_of_null_comparisons_keep_the_family_wise_rate_uncorr
     error = np.sqrt(0.05 * 0.95 / FAMILIES)
     assert any_found["none"] >= 0.25, any_found
     assert any_found["holm"] <= 0.05 + 2 * error and any_found["bh"] <= 0.05 + 2 * error, any_found
+
+
+def test_holm_written_out_equals_statsmodels_on_random_families_with_ties_and_ones():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 5, 20, 57):
+        p = rng.uniform(0, 1, m) ** 3
+        p[rng.integers(0, m, m // 3)] = p[0]  # ties
+        assert adjusted_p(p, "holm") == pytest.approx(multipletests(p, method="holm")[1], abs=1e-15)
