@@ -48,7 +48,6 @@ class DictionaryLinker:
         from spacy.lang.en.stop_words import STOP_WORDS
 
         self.names: dict[tuple[str, ...], str] = {}
-        self.max_words = 1
         for e in entries:
             for name in (e.name, *e.synonyms):
                 words, abbreviation = tuple(m.group() for m in WORD.finditer(name)), _is_abbreviation(name)
@@ -56,7 +55,8 @@ class DictionaryLinker:
                     continue
                 key = words if abbreviation else tuple(w.lower() for w in words)
                 self.names.setdefault(key, e.id)
-                self.max_words = max(self.max_words, len(words))
+        # every leading part of every key: a match is extended only while the words read so far begin a name
+        self.prefixes = {key[:n] for key in self.names for n in range(1, len(key) + 1)}
 
     def link(self, text: str) -> list[Mention]:
         tokens = list(WORD.finditer(text))
@@ -64,15 +64,18 @@ class DictionaryLinker:
         lower = [w.lower() for w in words]
         out, i = [], 0
         while i < len(tokens):
-            for n in range(min(self.max_words, len(tokens) - i), 0, -1):
-                entity = self.names.get(tuple(lower[i : i + n])) or self.names.get(tuple(words[i : i + n]))
-                if entity:
-                    start, end = tokens[i].start(), tokens[i + n - 1].end()
-                    out.append(Mention(start, end, entity, text[start:end]))
-                    i += n
+            longest, entity = 0, None
+            for n in range(1, len(tokens) - i + 1):
+                folded, exact = tuple(lower[i : i + n]), tuple(words[i : i + n])
+                if folded not in self.prefixes and exact not in self.prefixes:
                     break
-            else:
-                i += 1
+                found = self.names.get(folded) or self.names.get(exact)
+                if found:
+                    longest, entity = n, found
+            if entity:
+                start, end = tokens[i].start(), tokens[i + longest - 1].end()
+                out.append(Mention(start, end, entity, text[start:end]))
+            i += longest or 1
         return out
 
 
