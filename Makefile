@@ -30,8 +30,10 @@ $(EXTRAS): $(STAMP) pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,cluster,mteb]"
 	touch $(EXTRAS)
 
+# One pytest worker per core (TEST_JOBS=1: one process); tests sharing the session's smoke runs stay on one worker.
+TEST_JOBS ?= auto
 test: setup $(EXTRAS)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
-	$(BIN)/python -m pytest --durations=40 --durations-min=20
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=40 --durations-min=20
 
 lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -3,8 +3,9 @@ through ``kit.batch``, kernel included) and, on CUDA, the peak GPU memory of Sim
 steps with a bert-base-sized model at length 32: batch 128, and batch 512 with and without
 GradCache (``kit.core.gradcache``, mini-batches of 64).
 
-Target (issue 7): the demo run under 4 GB of RSS. ``--quick`` runs the smoke parameters into a
-temporary folder and writes nothing; ``--gpu-only`` skips the demo run.
+Target (issue 7): the demo run under 4 GB of RSS. ``--quick`` runs the explorer's smoke file (one notebook, no
+training: the test suite's check that this script still runs) into a temporary folder and writes nothing;
+``--gpu-only`` skips the demo run.
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     if not args.gpu_only:
-        param_file = f"params/simcse_augmentations/{'smoke' if args.quick else 'demo'}.yaml"
+        param_file = (
+            "params/explore_augmentations/smoke.yaml" if args.quick else "params/simcse_augmentations/demo.yaml"
+        )
         rss, seconds = peak_rss_of_run(param_file)
         rows.append(
             f"| `python -m kit.batch {param_file}` | peak RSS of its largest process | {rss:.2f} GB | under 4 GB: "

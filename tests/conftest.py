@@ -5,6 +5,11 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the hub is unreachable here: fail fast, never hang
 os.environ.setdefault("KIT_PROGRESS", "0")
+# pytest -n N: each worker's torch (and its notebook kernels') gets its share of the CPUs
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, _share)
 # A shell without job control starts background jobs (`make test &`, some CI runners) with SIGINT ignored, and
 # children inherit an ignored signal: the Ctrl-C tests' subprocesses would never raise KeyboardInterrupt. Python's
 # own handler here is reset to the default in every child the tests start.
@@ -38,6 +43,31 @@ def pubmed():
     from kit.data import load_pubmed_sentences
 
     return load_pubmed_sentences()
+
+
+@pytest.fixture(scope="session")
+def smoke_reports(tmp_path_factory):
+    """Every smoke run file (``params/*/smoke*.yaml``: each notebook, and study 1's Chinese half) through kit.batch
+    into one reports folder, once per session. Under ``pytest -n N`` a session is a worker's: the tests that read
+    it carry ``pytest.mark.xdist_group("smoke")``, so ``--dist loadgroup`` gives them all to one worker."""
+    from kit.batch import main as batch_main
+    from kit.paths import PARAMS
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:  # the first worker to make them marks it in the session's shared temporary folder
+        mark = tmp_path_factory.getbasetemp().parent / "smoke_reports.worker"
+        try:
+            fd = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.write(fd, worker.encode())
+            os.close(fd)
+        except FileExistsError:
+            pytest.fail(
+                f"the smoke runs are made a second time, in {worker} after {mark.read_text()}: --dist loadgroup did "
+                "not keep the tests marked xdist_group('smoke') on one worker (pytest and pytest-xdist versions?)"
+            )
+    out = tmp_path_factory.mktemp("reports")
+    assert batch_main([*sorted(str(p) for p in PARAMS.glob("*/smoke*.yaml")), "--reports", str(out)]) == 0
+    return out
 
 
 @pytest.fixture(scope="session")

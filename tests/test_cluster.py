@@ -94,13 +94,18 @@ def results(report_dir) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def serial_with_task_threads(tmp_path_factory):
+def serial_with_task_threads(request, tmp_path_factory):
     """The two smoke files through the serial path with the torch threads of one Ray task of ``--jobs 2``
     (one CPU of two), trainings and notebook kernels alike: float sums run in the same order, so the
-    sweep's results can be compared bit for bit."""
+    sweep's results can be compared bit for bit. Under ``pytest -n 2`` on two CPUs every worker already runs
+    with those threads, so the session's smoke runs are the serial path's."""
     import torch
 
     threads, before = max(1, (os.cpu_count() or 1) // 2), torch.get_num_threads()
+    if before == threads and all(
+        os.environ.get(name) == str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    ):
+        return request.getfixturevalue("smoke_reports")
     out = tmp_path_factory.mktemp("serial")
     with pytest.MonkeyPatch.context() as env:
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -114,6 +119,7 @@ def serial_with_task_threads(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
 def test_a_sweep_on_two_ray_workers_gives_the_serial_results_and_a_failing_run_is_retried_then_reported(
     serial_with_task_threads, tmp_path, capsys
 ):

@@ -11,12 +11,12 @@ from kit.paths import NOTEBOOKS, PARAMS, PROJECT_ROOT
 from kit.report.index import findings
 
 
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reports")
-    files = sorted(str(p) for p in PARAMS.glob("*/smoke*.yaml"))  # smoke_zh: the study's Chinese half
-    assert batch_main([*files, "--reports", str(out)]) == 0
-    return out
+pytestmark = pytest.mark.xdist_group("smoke")  # the session's smoke runs (conftest's smoke_reports), made once
+
+
+@pytest.fixture
+def reports(smoke_reports):
+    return smoke_reports
 
 
 def report_page(run, *texts: str) -> str:

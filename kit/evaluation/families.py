@@ -14,12 +14,12 @@ at the family's level; its verdict follows the adjusted p-value. ``correction``:
 - ``none``: each comparison alone (the p-value and interval as they are).
 
 The adjustment is statsmodels' ``multipletests`` for ``bh`` and Holm's step-down written out for ``holm``
-(statsmodels' ``holm`` branch runs a full ``gc.collect()`` on every call: 30-200 ms in a process holding models,
-which made a report's or a simulation's thousands of families slow; a test checks the two agree); the intervals come from each comparison's own t
-distribution at the family's level (``kit.evaluation.inference.Comparison.interval``), and the smallest
-detectable difference is taken at the family's level too. ``correct`` does all of it for one family.
-A comparison that is not tested (its two sides have the same outputs, or a trained side has one seed) is not a
-member: it neither widens the family nor counts among its m.
+(statsmodels' ``holm`` branch runs a full ``gc.collect()`` on every call: 30-200 ms in a process holding models, which
+made a report's or a simulation's thousands of families slow; a test checks the two agree); the intervals come from
+each comparison's own t distribution at the family's level (``kit.evaluation.inference.Comparison.interval``), and the
+smallest detectable difference is taken at the family's level too. ``correct`` does all of it for one family. A
+comparison that is not tested (its two sides have the same outputs, or a trained side has one seed) is not a member:
+it neither widens the family nor counts among its m.
 """
 
 from __future__ import annotations
