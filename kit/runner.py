@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib
+import json
 import logging
 import os
 import pkgutil
@@ -269,7 +270,9 @@ def _execute(run: Run, out_dir: Path) -> Path:
     if executed.exists():
         notebook = nbformat.read(executed, as_version=4)
         title = f"{study_entry(run.notebook).about.title}: run {run.name}"
-        write_text_atomic(html_file, report_html(notebook, title))
+        record = out_dir / "results.json"  # this execution's: the last one's was set aside
+        record = json.loads(record.read_text(encoding="utf-8")) if failure is None and record.is_file() else None
+        write_text_atomic(html_file, report_html(notebook, title, record))
     last_good = keep_last_report(out_dir, failed=failure is not None)
     if failure is not None:
         log = write_text_atomic(out_dir / "error.log", failure_log(failure))

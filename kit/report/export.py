@@ -26,10 +26,13 @@ def to_mathml(markdown: str) -> str:
     return _INLINE.sub(lambda m: convert(m.group(1).strip()), markdown)
 
 
-def report_html(notebook: nbformat.NotebookNode, title: str) -> str:
+def report_html(notebook: nbformat.NotebookNode, title: str, record: dict | None = None) -> str:
     """The HTML report of an executed ``notebook``, titled ``title``: outputs and Markdown, no code, math as
-    MathML, no script loaded from the network."""
+    MathML, no script loaded from the network; under its title the verdict read from its ``record`` (the
+    ``results.json`` it wrote; none for a failed run) and a table of contents (``kit.report.opening``)."""
     from nbconvert import HTMLExporter
+
+    from kit.report.opening import with_opening
 
     notebook = nbformat.from_dict(notebook)  # a copy: the executed notebook keeps its LaTeX
     notebook.metadata["title"] = title
@@ -44,4 +47,4 @@ def report_html(notebook: nbformat.NotebookNode, title: str) -> str:
         exclude_output_prompt=True,
     )
     body, _ = exporter.from_notebook_node(notebook)
-    return body
+    return with_opening(body, record)

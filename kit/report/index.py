@@ -82,6 +82,27 @@ def headline(run_folder: Path) -> str:
     return f"{metric}; {found}" if found else metric
 
 
+def line_role(line: dict) -> str | None:
+    """A family line's role: ``control``, ``primary``, ``secondary`` (a comparison), ``aside`` or ``within`` (shown,
+    not tested in the family), None for a row with no baseline; a record from before roles (2026-11) held
+    secondary comparisons only."""
+    return line.get("role", "secondary" if line.get("baseline") else None)
+
+
+TESTED_ROLES = ("control", "primary", "secondary")
+
+
+def tested_lines(family: dict) -> list[dict]:
+    """A family record's tested comparisons (a difference and its interval, no reason for not testing), the control
+    first, then the primary, then the secondary ones in the record's order."""
+    tested = [
+        x
+        for x in family.get("lines", [])
+        if line_role(x) in TESTED_ROLES and not x.get("reason") and x.get("low") is not None
+    ]
+    return sorted(tested, key=lambda x: TESTED_ROLES.index(line_role(x)))
+
+
 def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
     """A corrected family's tested secondary comparisons on its headline tasks (a ``SuiteReport.record()``: ``groups``,
     ``lines``), each as (``A − B``, its line)."""
@@ -89,7 +110,7 @@ def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
     return [
         (comparison_name(family, line), line)
         for line in family["lines"]
-        if line.get("baseline") and line["task"] in headline_tasks and line.get("role", "secondary") == "secondary"
+        if line.get("baseline") and line["task"] in headline_tasks and line_role(line) == "secondary"
     ]
 
 
@@ -151,20 +172,24 @@ def corrected_families(record: dict) -> list[dict]:
 
 def findings(record: dict, shown: int = 3) -> str:
     """What a run's ``record`` finds: its positive control (``control_finding``; when it did not pass, that no
-    comparison is a finding, and the primary's result, bracketed), its primary comparison (``primary_finding``), then,
-    of every corrected family
-    among its metrics (the suite's, and any other of its shape, such as QFCL's ROUGE family), the secondary
-    comparisons on its headline tasks that survive the family's correction, as ``A − B on task: difference [family
-    interval]`` (the first ``shown``, then how many more), or how many were made and that none survives; empty when
-    there is neither."""
+    comparison is a finding, and the primary's result, bracketed), its primary comparison (``primary_finding``), then
+    its secondary comparisons (``secondary_finding``); empty when there is none of them."""
     control, primary = control_finding(record), primary_finding(record)
     if withheld(record):
         control = control or "no positive control (the run lacks its rows)"
         return f"{control}: so no comparison is a finding" + (f" ({primary})" if primary else "")
     primary = f"{control}; {primary}" if control and primary else control or primary
-    families = corrected_families(record)
+    secondary = secondary_finding(record, shown)
+    return f"{primary}; {secondary}" if primary and secondary else primary or secondary
+
+
+def secondary_finding(record: dict, shown: int = 3) -> str:
+    """Of every corrected family among a run's metrics (the suite's, and any other of its shape, such as QFCL's ROUGE
+    family), the secondary comparisons on its headline tasks that survive the family's correction, as ``A − B on
+    task: difference [family interval]`` (the first ``shown``, then how many more), or how many were made and that
+    none survives; empty when none was made."""
     found, made, corrections, counted = [], 0, set(), 0
-    for family in families:
+    for family in corrected_families(record):
         compared = headline_comparisons(family)
         if not compared:
             continue
@@ -180,7 +205,7 @@ def findings(record: dict, shown: int = 3) -> str:
                     + (" (Holm's step-down rejects where this interval reaches zero)" if steps_down else "")
                 )
     if not made:
-        return primary
+        return ""
     if corrections == {"none"}:
         after = "without correction"
     elif len(corrections) == 1:
@@ -191,16 +216,14 @@ def findings(record: dict, shown: int = 3) -> str:
         f" in {counted} families, each corrected apart," if counted > 1 else ""
     )
     if not found:
-        secondary = f"none of {comparisons} is significant {after}"
-    else:
-        more = f"; and {len(found) - shown} more" if len(found) > shown else ""
-        verb = "is" if len(found) == 1 else "are"
-        secondary = (
-            f"{len(found)} of {comparisons} {verb} significant {after} (family interval): "
-            + "; ".join(found[:shown])
-            + more
-        )
-    return f"{primary}; {secondary}" if primary else secondary
+        return f"none of {comparisons} is significant {after}"
+    more = f"; and {len(found) - shown} more" if len(found) > shown else ""
+    verb = "is" if len(found) == 1 else "are"
+    return (
+        f"{len(found)} of {comparisons} {verb} significant {after} (family interval): "
+        + "; ".join(found[:shown])
+        + more
+    )
 
 
 def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[bool, str] | None:

@@ -19,3 +19,39 @@ def test_a_report_loads_no_script_from_the_network_and_keeps_the_executed_notebo
     assert "src=" not in page.split("<body")[0].replace('src="data:', "")  # no script or font from anywhere
     assert "cdnjs" not in page and "mathjax" not in page.lower() and "require.min.js" not in page
     assert nb.cells[0].source.startswith("$$") and "title" not in nb.metadata
+
+
+def opening_of(page: str) -> str:
+    return page[page.index("class='kit-opening'") : page.index("</nav>")]
+
+
+def test_a_report_opens_under_its_title_with_its_verdict_then_the_contents_of_its_sections():
+    import json
+
+    from kit.paths import PROJECT_ROOT
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Study 1: SimCSE\n\nRows: what the study trains."),
+        nbformat.v4.new_markdown_cell("## The paper's Table 7: retrieval\n\ntext"),
+        nbformat.v4.new_markdown_cell("## Few-shot: share of the `unlabeled` corpus"),
+    ]
+    snapshots = PROJECT_ROOT / "docs" / "results" / "simcse_augmentations"
+    demo = json.loads((snapshots / "demo.json").read_text(encoding="utf-8"))  # its control did not pass
+    page = report_html(nb, "s", demo)
+    opening = opening_of(page)
+    assert page.index("</h1>") < page.index("class='kit-opening'") < page.index("Rows: what") < page.index("<h2")
+    assert "<b>Positive control</b>: SimCSE (dropout views) − starting model, mean on biosses-all: −28.3" in opening
+    assert "So no comparison below is a finding" in opening and "<b>Secondary" not in opening
+    assert "<b>Primary comparison</b>: + random swap 10% − SimCSE (dropout views) on biosses-all: +22.2" in opening
+    assert "<b>Rests on</b>: model <code>pubmed-bert-mini</code>, 2 seeds (0, 1), steps 200, batch 64" in opening
+    assert opening.count("<p>") <= 5 and opening.count("<li>") == 2
+    for anchor in ("The-paper's-Table-7:-retrieval", "Few-shot:-share-of-the-unlabeled-corpus"):
+        assert f'href="#{anchor}"' in opening and f'id="{anchor}"' in page  # each link reaches its section
+
+    raw = json.loads((snapshots / "raw.json").read_text(encoding="utf-8"))  # no control; one comparison survives Holm
+    opening = opening_of(report_html(nb, "s", raw))
+    assert "Positive control" not in opening and "<b>Secondary comparisons</b>: 1 of 16 secondary" in opening
+
+    failed = report_html(nb, "s")  # a failed run has no record: its contents, no verdict
+    assert "<li>" in opening_of(failed) and "Rests on" not in failed
