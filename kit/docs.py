@@ -19,6 +19,9 @@
   page's tables (from the dataset declarations, ``kit.data.DATASETS``, and the notebooks' ``*_path`` parameters).
   ``render --check`` writes nothing and exits 1 naming each page that differs from what the snapshots and
   declarations give (``tests/test_docs.py`` runs it).
+- ``latex REPORT``: a finished report's (or a committed snapshot's) tables as booktabs LaTeX with the methods
+  paragraph (``kit.report.latex``), on standard output or into ``--out FILE``; every report also holds its
+  ``tables.tex``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from kit.report.index import (
     primary_line,
     run_file_of,
 )
+from kit.report.latex import tables_tex
 from kit.report.tables import column_title, duration, number, signed_interval, table_records
 
 DOCS = PROJECT_ROOT / "docs"
@@ -902,6 +906,25 @@ def recompute_command(parser: Parser, files: Sequence[Path], check: bool) -> int
     return 1 if check and changed else 0
 
 
+def latex_command(parser: Parser, report: Path, out: Path | None) -> int:
+    """``latex``: the report (a folder's ``results.json``, or a snapshot) checked first (one line, exit 2), then its
+    tables written."""
+    source = report / "results.json" if report.is_dir() else report
+    if out is not None and not out.parent.is_dir():
+        parser.error(f"argument --out: {out.parent} is not a folder")
+    try:
+        record = checked_record(source, REQUIRED, "a finished report's results.json or a snapshot of one")
+    except ValueError as err:
+        parser.error(f"argument report: {err}")
+    text = tables_tex(record)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(out, text)
+        print(f"[kit.docs] wrote {out}")
+    return 0
+
+
 def stale_pages(generated: dict[Path, str]) -> list[Path]:
     """The pages whose committed text differs from the generated one."""
     return [path for path, text in generated.items() if not path.exists() or path.read_text("utf-8") != text]
@@ -921,6 +944,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     again.add_argument("snapshots", nargs="*", type=Path, help="snapshot files (default: every committed one)")
     again.add_argument("--check", action="store_true", help="write nothing; exit 1 if a snapshot would change")
+    latex = commands.add_parser("latex", help="a report's tables as booktabs LaTeX with a methods paragraph")
+    latex.add_argument("report", type=Path, help="a report folder, reports/<notebook>/<run>, or a snapshot .json")
+    latex.add_argument("--out", type=Path, help="the .tex file to write (default: standard output)")
     render = commands.add_parser("render", help="write the generated pages (--check: only compare)")
     render.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
     args = parser.parse_args(argv)
@@ -935,6 +961,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "recompute":
         return recompute_command(parser, args.snapshots or committed_snapshots(), args.check)
+    if args.command == "latex":
+        return latex_command(parser, args.report, args.out)
     try:
         generated = pages()
     except (OSError, ValueError, KeyError) as err:  # a page without its markers, a damaged snapshot, a paper file...

@@ -9,7 +9,7 @@ import pytest
 from kit.batch import main as batch_main
 from kit.paths import NOTEBOOKS, PARAMS, PROJECT_ROOT
 from kit.report.index import findings
-
+from kit.report.opening import contents
 
 pytestmark = pytest.mark.xdist_group("smoke")  # the session's smoke runs (conftest's smoke_reports), made once
 
@@ -126,8 +126,10 @@ def test_study_report_has_every_table_and_figure(reports):
     )
     assert "def " not in page and "import " not in page  # code hidden
     assert page.count("<img") >= 4
-    for fig in ("training_curves", "alignment_uniformity", "fewshot", "embedding_map"):
-        assert (run / "figures" / f"{fig}.png").stat().st_size > 0 and (run / "figures" / f"{fig}.svg").exists()
+    for fig in ("training_curves", "alignment_uniformity", "fewshot", "embedding_map", "comparisons"):
+        assert all((run / "figures" / f"{fig}.{kind}").stat().st_size > 0 for kind in ("png", "svg", "pdf"))
+        assert fig in page.split("Beside this report: results.json, results_table.txt, tables.tex; under figures/")[1]
+    assert (run / "tables.tex").read_text(encoding="utf-8").count("\\begin{tabular}") >= 2  # kit.report.latex
     record = json.loads((run / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
     untrained = [r for r in record["metrics"]["per_seed"] if r["method"] not in ("simcse", "crop_10", "mixcse_iw")]
@@ -142,6 +144,9 @@ def test_study_report_has_every_table_and_figure(reports):
         "Not a finding, as the positive control did not pass. Primary comparison (crop_10 - simcse on biosses-all): "
     )
     assert page.index("Positive control (") < page.index("Primary comparison (") < page.index("mean ± std")
+    opening = page[page.index("class='kit-opening'") : page.index("<h2")]  # the verdict under the title, then contents
+    assert "So no comparison below is a finding" in opening and "2 seeds (0, 1)" in opening
+    assert all(f'href="#{anchor}"' in opening for anchor, _ in contents(page)) and opening.count("<li>") >= 8
     assert {"torch", "transformers", "sentence-transformers", "python"} <= set(record["versions"])
     assert record["git_commit"] and record["device"].startswith("cpu") and record["wall_seconds"] > 0
     assert len(record["metrics"]["per_seed"]) == 1 + 6 + 3 * 2  # untrained rows once, three trained x two seeds
@@ -276,6 +281,8 @@ def test_qfcl_report_has_all_four_rows_curves_and_examples(reports):
         "+S+H+D (QFCL) vs baseline (cross-entropy only): ",
     )
     assert (run / "figures" / "similarity_curves.png").stat().st_size > 0
+    for fig in ("comparisons_rouge", "comparisons"):  # a forest plot of each family: ROUGE's, the suite's
+        assert (run / "figures" / f"{fig}.pdf").stat().st_size > 0
     record = json.loads((run / "results.json").read_text())
     per_seed = record["metrics"]["per_seed"]
     assert len(per_seed) == 4 * 2 and all(0 <= r["rougeL"] <= 100 for r in per_seed)

@@ -12,7 +12,7 @@ from pathlib import Path
 from kit.core.progress import quiet_libraries
 from kit.params import Params
 from kit.paths import REPORTS
-from kit.report.plots import use_style
+from kit.report import plots
 from kit.report.record import RunRecord
 from kit.report.tables import dataframe_html
 
@@ -32,7 +32,7 @@ def start(notebook: str, params: Params, report_dir: str | Path | None = None) -
     from IPython import get_ipython
     from IPython.display import Markdown, display
 
-    use_style()
+    plots.use_style()
     if shell := get_ipython():  # tables with their text left-aligned
         shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, dataframe_html)
     quiet_libraries()
@@ -50,3 +50,17 @@ def control_and_primary(*reports) -> str:
         f"**{control or 'No positive control: this run lacks the base method the control tests.'}**\n\n"
         f"**{primary or 'This run declares no primary comparison (`primary`): every comparison below is secondary.'}**"
     )
+
+
+def show_family(family, figure: str, report_dir: str | Path) -> None:
+    """Show a corrected family of comparisons (a ``kit.evaluation.rows.SuiteReport``: the suite's, QFCL's ROUGE):
+    what it compares, its tables, its verdicts, and the forest plot of its tested comparisons (``plots.comparisons``),
+    saved as ``figures/<figure>``."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(family.about()))
+    for title, table in family.tables().items():
+        display(Markdown(f"**{title}**"), table)
+    display(Markdown(family.verdict()))
+    if (fig := plots.comparisons(family.record())) is not None:
+        plots.save(fig, figure, report_dir)

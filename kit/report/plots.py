@@ -1,4 +1,4 @@
-"""Every figure the notebooks draw; each returns a matplotlib Figure, ``save`` writes PNG and SVG.
+"""Every figure the notebooks draw; each returns a matplotlib Figure, ``save`` writes PNG, SVG and PDF.
 ``use_style`` sets the reports' seaborn theme (``kit.report.notebook.start`` calls it)."""
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ def use_style() -> None:
 
 
 def save(fig: plt.Figure, name: str, report_dir: str | Path) -> None:
-    """Write ``<report_dir>/figures/<name>.png`` and ``.svg`` (the notebook displays the figure itself)."""
+    """Write ``<report_dir>/figures/<name>.png``, ``.svg`` and ``.pdf`` (the notebook displays the figure itself)."""
     out = Path(report_dir) / "figures"
     out.mkdir(parents=True, exist_ok=True)
     fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+    fig.savefig(out / f"{name}.pdf", bbox_inches="tight")
     fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
 
 
@@ -314,5 +315,53 @@ def sweep_curves(
         ax.set_xlabel(key)
         ax.set_ylabel(f"{metric} x100")
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+ROLE_COLORS = {"control": "#2f2f2f", "primary": "#1f5fa8", "secondary": "#8a8a8a"}
+
+
+def comparisons(family: dict) -> plt.Figure | None:
+    """A forest plot of a family record's tested comparisons (``SuiteReport.record()``): the control, the primary,
+    then the secondary ones task by task, each difference (filled where significant) with its own 95% interval
+    (thick) and, for a secondary one, its family interval after the correction (thin); the task on the right. None
+    when none was tested."""
+    from matplotlib.lines import Line2D
+
+    from kit.report.index import line_role, tested_lines
+
+    names = {(x["task"], x["row"]): x["method"] for x in family.get("lines", [])}
+    lines = tested_lines(family)
+    if not lines:
+        return None
+    fig, ax = plt.subplots(figsize=(10, 1.4 + 0.3 * len(lines)))
+    for y, x in enumerate(lines):
+        color = ROLE_COLORS[line_role(x)]
+        if line_role(x) == "secondary" and x.get("family_low") is not None:
+            ax.plot([x["family_low"], x["family_high"]], [y, y], color=color, lw=1)
+        ax.plot([x["low"], x["high"]], [y, y], color=color, lw=4, solid_capstyle="butt")
+        face = color if x.get("significant") else "white"
+        ax.plot(x["difference"], y, "o", color=color, markerfacecolor=face, markersize=7, zorder=3)
+        ax.annotate(x["task"], (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=9)
+    ax.set_yticks(range(len(lines)), [f"{x['method']} − {names.get((x['task'], x['baseline']))}" for x in lines])
+    ax.tick_params(axis="y", labelsize=9)
+    ax.set_ylim(len(lines) - 0.5, -0.5)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("difference x100: 95% interval (thick), family interval after correction (thin)")
+    ax.set_title(f"{family.get('title', 'Comparisons')}: every tested comparison", fontsize=11)
+    roles = [Line2D([], [], color=c, lw=4, label=r) for r, c in ROLE_COLORS.items()]
+    marks = [
+        Line2D([], [], ls="", marker="o", color="#555", label="significant"),
+        Line2D([], [], ls="", marker="o", color="#555", markerfacecolor="white", label="not significant"),
+    ]
+    ax.legend(
+        handles=roles + marks,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.9 / (1.4 + 0.3 * len(lines))),
+        ncol=5,
+        fontsize=9,
+        frameon=False,
+    )
     fig.tight_layout()
     return fig

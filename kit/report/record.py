@@ -1,7 +1,9 @@
-"""Run provenance: ``results.json`` with metrics, parameters, seeds, versions, device, commit, time."""
+"""Run provenance: ``results.json`` with metrics, parameters, seeds, versions, device, commit, time; its tables as
+LaTeX beside it (``tables.tex``, ``kit.report.latex``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -59,7 +61,8 @@ class RunRecord:
         self.commit = git_commit()  # at the start: the code that ran, even if the tree changes later
 
     def write(self, metrics: dict, headline: dict, **extra) -> Path:
-        """``headline`` = {"name": ..., "value": ...}: the number the reports index shows."""
+        """``headline`` = {"name": ..., "value": ...}: the number the reports index shows. Writes ``results.json``
+        and ``tables.tex`` (from the record as written, so the two hold the same numbers); returns the first."""
         import torch
 
         from kit.core.devices import describe, resolve_device
@@ -81,4 +84,18 @@ class RunRecord:
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             **extra,
         }
-        return write_text_atomic(self.report_dir / "results.json", json_text(record, indent=1, default=str))
+        from kit.report.latex import tables_tex
+
+        written = write_text_atomic(self.report_dir / "results.json", json_text(record, indent=1, default=str))
+        write_text_atomic(self.report_dir / "tables.tex", tables_tex(json.loads(written.read_text(encoding="utf-8"))))
+        return written
+
+
+def beside_report(report_dir: str | Path) -> str:
+    """What the record section says a report folder holds beside ``report.html``: its record files (``results.json``,
+    ``results_table.txt``, ...) and its figures, each saved as PNG, SVG and PDF under ``figures/``."""
+    folder = Path(report_dir)
+    files = sorted(p.name for p in folder.glob("*.*") if p.is_file() and p.suffix in (".json", ".txt", ".tex"))
+    figures = sorted({p.stem for p in (folder / "figures").glob("*.png")})
+    said = f"Beside this report: {', '.join(files) or 'no record file'}"
+    return said + (f"; under figures/, as PNG, SVG and PDF: {', '.join(figures)}." if figures else ".")

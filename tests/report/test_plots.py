@@ -95,3 +95,21 @@ def test_the_figures_draw_the_score_they_are_given_not_always_all_pairs():
     plane = plots.alignment_uniformity(rows, eval_name="cMedQQ", score=test_pairs)
     assert [t.get_text() for t in plane.axes[0].get_legend().get_texts()] == ["SimCSE (25.0)", "MixCSE (25.0)"]
     assert "label: test-pair Spearman" in plane.axes[0].get_title()
+
+
+def test_the_forest_plot_draws_every_tested_comparison_control_and_primary_first_with_both_intervals():
+    import json
+
+    from kit.paths import PROJECT_ROOT
+
+    snapshot = PROJECT_ROOT / "docs" / "results" / "simcse_augmentations" / "demo.json"
+    family = json.loads(snapshot.read_text(encoding="utf-8"))["metrics"]["suite"]
+    tested = [x for x in family["lines"] if x["role"] in ("control", "primary", "secondary") and x["difference"]]
+    fig = plots.comparisons(family)
+    (ax,) = fig.axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(tested) == 5
+    assert labels[:2] == ["SimCSE (dropout views) − starting model, mean", "+ random swap 10% − SimCSE (dropout views)"]
+    widest = max(abs(v) for x in tested for v in (x["family_low"], x["family_high"]))  # the family intervals drawn
+    assert ax.get_xlim()[0] <= -widest * 0.99 and ax.get_xlim()[1] >= widest * 0.99
+    assert plots.comparisons({**family, "lines": [{**x, "role": None} for x in family["lines"]]}) is None

@@ -1,0 +1,139 @@
+"""A run's tables as LaTeX to paste into a paper: ``tables.tex`` beside every report (``RunRecord.write``), or
+``python -m kit.docs latex REPORT`` for a report folder or a snapshot.
+
+From the run's record (``results.json``): each of the study's tables as a booktabs ``tabular``; each corrected family
+of comparisons (the suite's, QFCL's ROUGE) as one table of differences with their 95% intervals, p-values, family
+intervals and adjusted p-values, a dagger marking the significant ones; and a methods paragraph (model, data, seeds,
+steps, batch, learning rate, versions, commit). It needs ``\\usepackage{booktabs}`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kit.evaluation.inference import format_p
+from kit.report.index import comparison_name, corrected_families, line_role, tested_lines
+from kit.report.tables import signed_interval
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "−": "$-$",
+    "±": r"$\pm$",
+    "†": r"\textsuperscript{\dag}",
+    "×": r"$\times$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "λ": r"$\lambda$",
+    "τ": r"$\tau$",
+}
+_SPECIALS = re.compile("|".join(map(re.escape, _SPECIAL)))
+_NUMBER = re.compile(r"^[−+-]?\d[\d.,]*( ± [\d.]+)?( \[[−+-]?[\d.]+, [−+-]?[\d.]+\])?%?$")
+ROLES = {"control": "positive control", "primary": "primary", "secondary": "secondary"}
+
+
+def escape(text) -> str:
+    """``text`` as LaTeX text: its special characters escaped, its minus (U+2212), ± and other symbols in math mode;
+    any other character outside ASCII (a Chinese example, say) as ``?``, which pdfLaTeX cannot typeset unaided."""
+    out = _SPECIALS.sub(lambda m: _SPECIAL[m.group()], str(text))
+    return "".join(c if ord(c) < 128 else "?" for c in out)
+
+
+def tabular(rows: list[dict], caption: str, note: str = "") -> str:
+    """A ``table`` of ``rows`` (dicts with the same keys, the table's columns): booktabs rules, numbers right-aligned,
+    text left-aligned, ``caption`` escaped, ``note`` (LaTeX) under it."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    numeric = [all(_NUMBER.match(str(row.get(c, "")).strip() or "0") for row in rows) for c in columns]
+    spec = "".join("r" if n else "l" for n in numeric)
+    lines = [
+        r"\begin{table}[htbp]",
+        r"\centering\small",
+        rf"\caption{{{escape(caption)}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(escape(c) for c in columns) + r" \\",
+        r"\midrule",
+        *(" & ".join(escape(row.get(c, "")) for c in columns) + r" \\" for row in rows),
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    if note:
+        lines.append(rf"\par\smallskip\footnotesize {note}")
+    return "\n".join([*lines, r"\end{table}"])
+
+
+def comparisons_table(family: dict) -> str:
+    """One corrected family's tested comparisons (the control, the primary, then the secondary ones): difference
+    [95%], p, family interval and adjusted p; a dagger on each significant one. '' when none was tested."""
+    tested = tested_lines(family)
+    if not tested:
+        return ""
+    rows = []
+    for x in tested:
+        member = x.get("family_low") is not None and line_role(x) == "secondary"
+        rows.append(
+            {
+                "comparison": comparison_name(family, x) + (" †" if x.get("significant") else ""),
+                "role": ROLES[line_role(x)],
+                "task": x["task"],
+                "difference [95%]": signed_interval(x["difference"], x["low"], x["high"]),
+                "p": format_p(x["p"]),
+                "family interval": signed_interval(x["difference"], x["family_low"], x["family_high"])
+                if member
+                else "",
+                "p adjusted": format_p(x["p_adjusted"]) if member and x.get("p_adjusted") is not None else "",
+            }
+        )
+    alpha = 1 - family.get("confidence", 0.95)
+    note = (
+        f"Scores x100. † significant at {alpha:g}: the positive control and the primary comparison tested alone, the "
+        f"secondary comparisons after {escape(family['correction'])} over their family."
+    )
+    if any(x.get("significant") and not x.get("finding") for x in tested):
+        note += " The positive control did not pass: no comparison is a finding."
+    return tabular(rows, f"{family.get('title', 'Comparisons')}: differences", escape(note))
+
+
+def methods(record: dict) -> str:
+    """The methods paragraph: model, data, seeds, steps, batch, learning rate, software versions, device, commit."""
+    p, v = record.get("parameters", {}), record.get("versions", {})
+    seeds = p.get("seeds") or []
+    training = [f"{p[k]} {name}" for k, name in (("steps", "steps"), ("epochs", "epochs")) if p.get(k)]
+    training += [f"batch {p['batch_size']}"] if p.get("batch_size") else []
+    training += [f"learning rate {p['lr']:g}"] if isinstance(p.get("lr"), int | float) else []
+    tasks = sorted({t for fam in corrected_families(record) for group in fam["groups"].values() for t in group})
+    parts = [
+        f"Model: {p.get('model', '')} ({record.get('model', '')})"
+        + (f", standing in for {record['substitute_for']}" if record.get("substitute_for") else "")
+        + ".",
+        f"Seeds: {', '.join(map(str, seeds))} ({len(seeds)})." if seeds else "",
+        f"Training: {', '.join(training)}." if training else "",
+        f"Headline tasks: {', '.join(tasks)}." if tasks else "",
+        "Software: " + ", ".join(f"{k} {v[k]}" for k in v) + "." if v else "",
+        f"Device: {record.get('device', '')}; commit {str(record.get('git_commit', ''))[:12]}; "
+        f"notebook {record.get('notebook', '')}.",
+    ]
+    return r"\paragraph{Methods.} " + escape(" ".join(x for x in parts if x))
+
+
+def tables_tex(record: dict) -> str:
+    """Every table of a run's ``record`` as LaTeX: the study's own tables (those that are not a family's), one table
+    per corrected family, and the methods paragraph."""
+    head = [f"% {record.get('notebook', '')}: tables from its results.json (kit.report.latex); needs booktabs"]
+    own = [
+        tabular(rows, title)
+        for title, rows in (record.get("tables") or {}).items()
+        if rows and not any("family interval" in row for row in rows)
+    ]
+    families = [comparisons_table(f) for f in corrected_families(record) if f.get("lines")]
+    return "\n\n".join([*head, *own, *filter(None, families), methods(record)]) + "\n"
