@@ -43,13 +43,16 @@ from kit.report.index import (
     LAST_GOOD,
     RUN_FILE_MARK,
     comparison_name,
+    control_finding,
     corrected_families,
     findings,
     headline_comparisons,
+    primary_finding,
     primary_line,
     run_file_of,
 )
 from kit.report.latex import tables_tex
+from kit.report.site_figures import forest_families
 from kit.report.tables import column_title, duration, number, signed_interval, table_records
 
 DOCS = PROJECT_ROOT / "docs"
@@ -264,7 +267,6 @@ def provenance(record: dict, substitute: bool = True) -> str:
 
 def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
     """``docs/results.md``: every snapshot's provenance, headline, verdict and tables."""
-    from kit.runner import study_entry
 
     out = [
         "# Results",
@@ -278,9 +280,11 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
     ]
     if not snapshots:
         out += ["No snapshot is committed yet.", ""]
+    else:
+        out += summary_section(snapshots)
     for (notebook, run), record in snapshots.items():
         head = record["headline"]
-        out += [f"## {study_entry(notebook).about.title}: `{run}`", "", provenance(record), ""]
+        out += [f"## {run_heading(notebook, run)}", "", provenance(record), ""]
         out += [f"**Headline:** {head.get('name')}: {number(head.get('value'))}", ""]
         if withdrawn(record):
             out += [f"**{WITHDRAWN}** `python -m kit.batch params/{notebook}/{run}.yaml` redoes it.", ""]
@@ -300,9 +304,50 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
             out += [f"**Headline comparison** (no primary declared): {head['comparison']}", ""]
         if found := findings(record, shown=100):
             out += [f"**What the run finds:** {found}.", ""]
+        for path, family in forest_families(notebook, run, record).items():
+            title = f"{family.get('title', 'comparisons')} of {run}: every tested comparison, with its intervals"
+            out += [f"![{title}]({path})", ""]
         for title, rows in record.get("tables", {}).items():
             out += [f"### {title}", "", markdown_table(rows)]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def run_heading(notebook: str, run: str) -> str:
+    """A snapshot's heading on the results page."""
+    from kit.runner import study_entry
+
+    return f"{study_entry(notebook).about.title}: `{run}`"
+
+
+def summary_section(snapshots: dict[tuple[str, str], dict]) -> list[str]:
+    """The results page's opening: per snapshot, its study, run (linked to its section), positive control and primary
+    comparison in the index's words, or that its verdicts are withdrawn."""
+    from markdown.extensions.toc import slugify
+
+    rows = []
+    for (notebook, run), record in snapshots.items():
+        anchor = slugify(run_heading(notebook, run).replace("`", ""), "-")
+        if withdrawn(record):
+            control, primary = "verdicts withdrawn (computed before the calibrated test)", ""
+        else:
+            control = control_finding(record).removeprefix("positive control ") or "none in this run"
+            primary = primary_finding(record).removeprefix("primary ") or "none declared"
+        rows.append(
+            {
+                "study": run_heading(notebook, run).split(":")[0],
+                "run": f"[`{run}`](#{anchor})",
+                "positive control": control,
+                "primary comparison": primary,
+            }
+        )
+    return [
+        "## Every run at a glance",
+        "",
+        "Each run's positive control (the premise its comparisons rest on) and its primary comparison, as its report "
+        "opens with them; where the control did not pass, no comparison of the run is a finding.",
+        "",
+        markdown_table(rows),
+    ]
 
 
 WITHDRAWN = (

@@ -2,6 +2,7 @@
 builds offline with --strict, and kit.docs keeps the entry-point contract."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,10 @@ def test_the_site_builds_offline_with_strict_and_loads_nothing_from_the_network(
     assert "paired_comparison" in api and "adjusted_p" in api  # mkdocstrings read the docstrings
     study = (tmp_path / "site" / "studies" / "simcse_augmentations.html").read_text(encoding="utf-8")
     assert "<math" in study  # the loss as MathML, no MathJax needed
+    results = (tmp_path / "site" / "results.html").read_text(encoding="utf-8")
+    figures = re.findall(r'src="(results/figures/[^"]+\.svg)"', results)  # drawn by kit/report/site_figures.py
+    assert len(figures) >= 10 and all((tmp_path / "site" / f).read_bytes().startswith(b"<?xml") for f in figures)
+    assert results.index("Every run at a glance") < results.index('<h2 id="study-1-simcse-with-text-augmentations')
 
 
 @pytest.mark.parametrize(

@@ -82,25 +82,16 @@ def headline(run_folder: Path) -> str:
     return f"{metric}; {found}" if found else metric
 
 
-def line_role(line: dict) -> str | None:
-    """A family line's role: ``control``, ``primary``, ``secondary`` (a comparison), ``aside`` or ``within`` (shown,
-    not tested in the family), None for a row with no baseline; a record from before roles (2026-11) held
-    secondary comparisons only."""
-    return line.get("role", "secondary" if line.get("baseline") else None)
-
-
 TESTED_ROLES = ("control", "primary", "secondary")
 
 
 def tested_lines(family: dict) -> list[dict]:
     """A family record's tested comparisons (a difference and its interval, no reason for not testing), the control
-    first, then the primary, then the secondary ones in the record's order."""
-    tested = [
-        x
-        for x in family.get("lines", [])
-        if line_role(x) in TESTED_ROLES and not x.get("reason") and x.get("low") is not None
-    ]
-    return sorted(tested, key=lambda x: TESTED_ROLES.index(line_role(x)))
+    first, then the primary, then the secondary ones in the record's order; none in a record from before roles,
+    whose verdicts came from the uncalibrated test (``kit.docs`` withdraws them)."""
+    lines = family.get("lines", [])
+    tested = [x for x in lines if x.get("role") in TESTED_ROLES and not x.get("reason") and x.get("low") is not None]
+    return sorted(tested, key=lambda x: TESTED_ROLES.index(x["role"]))
 
 
 def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
@@ -110,7 +101,7 @@ def headline_comparisons(family: dict) -> list[tuple[str, dict]]:
     return [
         (comparison_name(family, line), line)
         for line in family["lines"]
-        if line.get("baseline") and line["task"] in headline_tasks and line_role(line) == "secondary"
+        if line.get("baseline") and line["task"] in headline_tasks and line.get("role", "secondary") == "secondary"
     ]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from kit.evaluation.inference import format_p
-from kit.report.index import comparison_name, corrected_families, line_role, tested_lines
+from kit.report.index import comparison_name, corrected_families, tested_lines
 from kit.report.tables import signed_interval
 
 _SPECIAL = {
@@ -80,11 +80,11 @@ def comparisons_table(family: dict) -> str:
         return ""
     rows = []
     for x in tested:
-        member = x.get("family_low") is not None and line_role(x) == "secondary"
+        member = x.get("family_low") is not None and x["role"] == "secondary"
         rows.append(
             {
                 "comparison": comparison_name(family, x) + (" †" if x.get("significant") else ""),
-                "role": ROLES[line_role(x)],
+                "role": ROLES[x["role"]],
                 "task": x["task"],
                 "difference [95%]": signed_interval(x["difference"], x["low"], x["high"]),
                 "p": format_p(x["p"]),

@@ -329,7 +329,7 @@ def comparisons(family: dict) -> plt.Figure | None:
     when none was tested."""
     from matplotlib.lines import Line2D
 
-    from kit.report.index import line_role, tested_lines
+    from kit.report.index import tested_lines
 
     names = {(x["task"], x["row"]): x["method"] for x in family.get("lines", [])}
     lines = tested_lines(family)
@@ -337,8 +337,8 @@ def comparisons(family: dict) -> plt.Figure | None:
         return None
     fig, ax = plt.subplots(figsize=(10, 1.4 + 0.3 * len(lines)))
     for y, x in enumerate(lines):
-        color = ROLE_COLORS[line_role(x)]
-        if line_role(x) == "secondary" and x.get("family_low") is not None:
+        color = ROLE_COLORS[x["role"]]
+        if x["role"] == "secondary" and x.get("family_low") is not None:
             ax.plot([x["family_low"], x["family_high"]], [y, y], color=color, lw=1)
         ax.plot([x["low"], x["high"]], [y, y], color=color, lw=4, solid_capstyle="butt")
         face = color if x.get("significant") else "white"

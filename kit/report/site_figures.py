@@ -1,0 +1,55 @@
+"""MkDocs hook (``mkdocs.yml``'s ``hooks``): the results page's figures, drawn from the committed snapshots when the
+site is built, never committed: a forest plot of each snapshot's corrected families (``kit.report.plots.comparisons``)
+as ``results/figures/<notebook>-<run>-<family>.svg``, the names ``figure_path`` gives and ``kit.docs`` links."""
+
+from __future__ import annotations
+
+import io
+
+FIGURES = "results/figures"
+
+
+def figure_path(notebook: str, run: str, family: str) -> str:
+    """Where a snapshot's family's forest plot lies in the site, relative to its root."""
+    return f"{FIGURES}/{notebook}-{run}-{family}.svg"
+
+
+def forest_families(notebook: str, run: str, record: dict) -> dict[str, dict]:
+    """A snapshot's families that get a forest plot (those with a tested comparison: ``tested_lines``), by
+    ``figure_path``."""
+    from kit.report.index import corrected_families, tested_lines
+
+    names = {id(f): name for name, f in record.get("metrics", {}).items() if isinstance(f, dict)}
+    return {figure_path(notebook, run, names[id(f)]): f for f in corrected_families(record) if tested_lines(f)}
+
+
+def forest_svgs(snapshots: dict[tuple[str, str], dict]) -> dict[str, bytes]:
+    """Every snapshot's forest plots (``forest_families``) as SVG, by ``figure_path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kit.report import plots
+
+    plots.use_style()
+    out = {}
+    for (notebook, run), record in snapshots.items():
+        for path, family in forest_families(notebook, run, record).items():
+            fig = plots.comparisons(family)
+            svg = io.BytesIO()
+            fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None})
+            plt.close(fig)
+            out[path] = svg.getvalue()
+    return out
+
+
+def on_files(files, config):
+    """MkDocs: add every forest plot to the site's files, so that the results page's links resolve."""
+    from mkdocs.structure.files import File
+
+    from kit.docs import load_snapshots
+
+    for path, svg in forest_svgs(load_snapshots()).items():
+        files.append(File.generated(config, path, content=svg))
+    return files
