@@ -14,7 +14,7 @@ from kit.params import Params
 from kit.paths import REPORTS
 from kit.report import plots
 from kit.report.record import RunRecord
-from kit.report.tables import dataframe_html
+from kit.report.tables import dataframe_html, split_family_table
 
 
 def warning_line(message, category, filename, lineno, line=None) -> str:
@@ -54,13 +54,16 @@ def control_and_primary(*reports) -> str:
 
 def show_family(family, figure: str, report_dir: str | Path) -> None:
     """Show a corrected family of comparisons (a ``kit.evaluation.rows.SuiteReport``: the suite's, QFCL's ROUGE):
-    what it compares, its tables, its verdicts, and the forest plot of its tested comparisons (``plots.comparisons``),
-    saved as ``figures/<figure>``."""
+    what it compares, its tables (each split in two: ``split_family_table``), its verdicts, and the forest plot of
+    its tested comparisons (``plots.comparisons``), saved as ``figures/<figure>``."""
     from IPython.display import Markdown, display
 
     display(Markdown(family.about()))
-    for title, table in family.tables().items():
-        display(Markdown(f"**{title}**"), table)
+    for title, table in family.tables().items():  # scores, then comparisons: each fits a 1024 px screen
+        scores, compared = split_family_table(table)
+        display(Markdown(f"**{title}: scores**"), scores)
+        if len(compared):
+            display(Markdown(f"**{title}: comparisons**"), compared)
     display(Markdown(family.verdict()))
     if (fig := plots.comparisons(family.record())) is not None:
         plots.save(fig, figure, report_dir)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -335,7 +336,8 @@ def comparisons(family: dict) -> plt.Figure | None:
     lines = tested_lines(family)
     if not lines:
         return None
-    fig, ax = plt.subplots(figsize=(10, 1.4 + 0.3 * len(lines)))
+    height = 1.9 + 0.42 * len(lines)  # inches: the rows (two lines of label each), the axis and the legend below
+    fig, ax = plt.subplots(figsize=(8, height))
     for y, x in enumerate(lines):
         color = ROLE_COLORS[x["role"]]
         if x["role"] == "secondary" and x.get("family_low") is not None:
@@ -343,25 +345,19 @@ def comparisons(family: dict) -> plt.Figure | None:
         ax.plot([x["low"], x["high"]], [y, y], color=color, lw=4, solid_capstyle="butt")
         face = color if x.get("significant") else "white"
         ax.plot(x["difference"], y, "o", color=color, markerfacecolor=face, markersize=7, zorder=3)
-        ax.annotate(x["task"], (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=9)
-    ax.set_yticks(range(len(lines)), [f"{x['method']} − {names.get((x['task'], x['baseline']))}" for x in lines])
-    ax.tick_params(axis="y", labelsize=9)
+        ax.annotate(x["task"], (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=10)
+    labels = [f"{x['method']} − {names.get((x['task'], x['baseline']))}" for x in lines]
+    ax.set_yticks(range(len(lines)), [textwrap.fill(label, 36) for label in labels])
+    ax.tick_params(labelsize=10)
     ax.set_ylim(len(lines) - 0.5, -0.5)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_xlabel("difference x100: 95% interval (thick), family interval after correction (thin)")
+    ax.set_xlabel("difference x100 (thick: 95% interval; thin: family interval after correction)", fontsize=10)
     ax.set_title(f"{family.get('title', 'Comparisons')}: every tested comparison", fontsize=11)
     roles = [Line2D([], [], color=c, lw=4, label=r) for r, c in ROLE_COLORS.items()]
     marks = [
         Line2D([], [], ls="", marker="o", color="#555", label="significant"),
         Line2D([], [], ls="", marker="o", color="#555", markerfacecolor="white", label="not significant"),
     ]
-    ax.legend(
-        handles=roles + marks,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.9 / (1.4 + 0.3 * len(lines))),
-        ncol=5,
-        fontsize=9,
-        frameon=False,
-    )
-    fig.tight_layout()
+    fig.legend(handles=roles + marks, loc="lower center", ncol=5, fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0.45 / height, 1, 1))  # the legend's band kept free
     return fig

@@ -132,3 +132,16 @@ def dataframe_html(df: pd.DataFrame) -> str:
     rules += [f"{cells(numbers)} {{white-space: nowrap}}"] if numbers else []
     rules += [f"{cells(range(1, labels + 1))} {{font-weight: bold}}"] if labels else []
     return f"<style>{' '.join(rules)}</style>{body}"
+
+
+def split_family_table(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A family's table (``kit.evaluation.rows.table``, indexed by task and method, or its records: per row its score,
+    and for a comparison its baseline ``vs`` and the columns after ``score``) as two that fit a 1024 px screen: the
+    scores (each task and method once, the columns up to ``score``) and the comparisons (the rows with a baseline:
+    task, method and the columns after ``score``), both with a default index."""
+    table = _labels_as_columns(table)
+    columns = list(table.columns)
+    cut = columns.index("score") + 1
+    scores = table[columns[:cut]].drop_duplicates(subset=columns[:2]).reset_index(drop=True)
+    compared = table[table["vs"].astype(str).str.len() > 0]
+    return scores, compared[columns[:2] + columns[cut:]].reset_index(drop=True)

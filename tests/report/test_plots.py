@@ -107,7 +107,7 @@ def test_the_forest_plot_draws_every_tested_comparison_control_and_primary_first
     tested = [x for x in family["lines"] if x["role"] in ("control", "primary", "secondary") and x["difference"]]
     fig = plots.comparisons(family)
     (ax,) = fig.axes
-    labels = [t.get_text() for t in ax.get_yticklabels()]
+    labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]  # wrapped in two lines
     assert len(labels) == len(tested) == 5
     assert labels[:2] == ["SimCSE (dropout views) − starting model, mean", "+ random swap 10% − SimCSE (dropout views)"]
     widest = max(abs(v) for x in tested for v in (x["family_low"], x["family_high"]))  # the family intervals drawn
