@@ -61,8 +61,8 @@ def training_curves(
     """Per row over steps (mean line, band = ±1 std over seeds): the checkpoint-selection score (``selection``
     says what it is; without it, the ``eval_name`` dev Spearman), the ``score`` (the headline's Spearman column;
     the test pairs when the dev pairs select), the training loss, and the positive and negative cosines in two
-    panels, so that each row keeps its line style in every panel; one legend for all panels, below them, so no
-    curve is hidden."""
+    panels, so that each row keeps its line style in every panel; a grid of three columns (legible at 1024 px), its
+    sixth cell the one legend for all panels, so no curve is hidden."""
     h = histories.assign(row=_named(histories))
     first = (
         ("selection", f"selection score x100 ({selection})")
@@ -79,7 +79,8 @@ def training_curves(
     for col in (first[0], score[0]):
         h[col] = h[col] * 100
     styles = row_styles(h.row, order)
-    fig, axes = plt.subplots(1, len(panels), figsize=(24, 4.2))
+    fig, grid = plt.subplots(2, 3, figsize=(13, 7.5))
+    axes = grid.flat
     for ax, (col, title) in zip(axes, panels):
         drawn = h.dropna(subset=[col])  # none where a run diverged and logged NaN only: the panel stays empty
         if len(drawn):
@@ -95,14 +96,15 @@ def training_curves(
                 ax=ax,
                 legend=False,
             )
-        ax.set_title(title, fontsize=10)
+        ax.set_title(textwrap.fill(title, 40, break_on_hyphens=False), fontsize=12)
         ax.set_ylabel("")
     handles = [
         plt.Line2D([], [], color=style["color"], dashes=style["dashes"] or (None, None), label=name)
         for name, style in styles.items()
     ]
+    fig.delaxes(grid.flat[-1])  # the sixth cell holds the legend
     fig.tight_layout()
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(5, len(handles)), fontsize=10)
+    fig.legend(handles=handles, loc="center", bbox_to_anchor=(5 / 6, 0.25), fontsize=11, ncol=1 + len(handles) // 9)
     return fig
 
 
@@ -347,7 +349,7 @@ def comparisons(family: dict) -> plt.Figure | None:
         ax.plot(x["difference"], y, "o", color=color, markerfacecolor=face, markersize=7, zorder=3)
         ax.annotate(x["task"], (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=10)
     labels = [f"{x['method']} − {names.get((x['task'], x['baseline']))}" for x in lines]
-    ax.set_yticks(range(len(lines)), [textwrap.fill(label, 36) for label in labels])
+    ax.set_yticks(range(len(lines)), [textwrap.fill(label, 36, break_on_hyphens=False) for label in labels])
     ax.tick_params(labelsize=10)
     ax.set_ylim(len(lines) - 0.5, -0.5)
     ax.axvline(0, color="black", lw=0.8)
