@@ -52,7 +52,7 @@ from kit.report.index import (
     run_file_of,
 )
 from kit.report.latex import tables_tex
-from kit.report.site_figures import forest_families
+from kit.report.site_figures import forest_families, forest_svgs
 from kit.report.tables import column_title, duration, number, signed_interval, split_family_table, table_records
 
 DOCS = PROJECT_ROOT / "docs"
@@ -986,6 +986,16 @@ def latex_command(parser: Parser, report: Path, out: Path | None) -> int:
 def stale_pages(generated: dict[Path, str]) -> list[Path]:
     """The pages whose committed text differs from the generated one."""
     return [path for path, text in generated.items() if not path.exists() or path.read_text("utf-8") != text]
+
+
+def on_files(files, config):
+    """MkDocs hook (``mkdocs.yml`` loads this file): every snapshot's forest plots (``forest_svgs``) added to the
+    site's files, so that the results page's links resolve; drawn at each build, never committed."""
+    from mkdocs.structure.files import File
+
+    for path, svg in forest_svgs(load_snapshots()).items():
+        files.append(File.generated(config, path, content=svg))
+    return files
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -120,6 +120,9 @@ def test_study_report_has_every_table_and_figure(reports):
         "UMAP",
         "retrieval",
         "Over 10 queries: one query is 10 points of hit@1.",  # how coarse hit@1 is
+        "This run trains SimCSE (dropout views), + MixCSE-IW on 10%, 100% of the corpus, seed 0.",  # its own shares
+        "the two differ by the seeds they average",  # the 100% point against the main table's two seeds
+        "<td>yes</td>",  # a gold partner in the retrieval table, said in words
         "starting model (no training)",
         "MixCSE-IW",
         '<math display="block"',  # the notebook states its loss, as MathML

@@ -1,6 +1,6 @@
-"""MkDocs hook (``mkdocs.yml``'s ``hooks``): the results page's figures, drawn from the committed snapshots when the
-site is built, never committed: a forest plot of each snapshot's corrected families (``kit.report.plots.comparisons``)
-as ``results/figures/<notebook>-<run>-<family>.svg``, the names ``figure_path`` gives and ``kit.docs`` links."""
+"""The results page's figures, drawn from the committed snapshots when the site is built (``kit.docs.on_files``, a
+MkDocs hook), never committed: a forest plot of each snapshot's corrected families (``kit.report.plots.comparisons``)
+as ``results/figures/<notebook>-<run>-<family>.svg``, the names ``figure_path`` gives and the page links."""
 
 from __future__ import annotations
 
@@ -42,14 +42,3 @@ def forest_svgs(snapshots: dict[tuple[str, str], dict]) -> dict[str, bytes]:
             plt.close(fig)
             out[path] = svg.getvalue()
     return out
-
-
-def on_files(files, config):
-    """MkDocs: add every forest plot to the site's files, so that the results page's links resolve."""
-    from mkdocs.structure.files import File
-
-    from kit.docs import load_snapshots
-
-    for path, svg in forest_svgs(load_snapshots()).items():
-        files.append(File.generated(config, path, content=svg))
-    return files

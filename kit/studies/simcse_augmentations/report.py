@@ -12,6 +12,7 @@ from kit.report.record import RunRecord
 from kit.studies.simcse_augmentations.chineseblue import (
     chineseblue_verdict,
 )
+from kit.studies.simcse_augmentations.params import ROWS
 from kit.studies.simcse_augmentations.study import Study
 from kit.study import seed_spread
 
@@ -106,17 +107,27 @@ def checkpoint_policy(study: Study) -> str:
 
 def fewshot_note(study: Study) -> str:
     """What the few-shot curve can show at this budget (Markdown), or that the run file asked for none."""
-    if not study.p.fewshot_percents:
+    p = study.p
+    if not p.fewshot_percents:
         return "Not run here: the run file's `fewshot_percents` is empty."
-    seen = study.p.steps * study.p.batch_size
+    seen = p.steps * p.batch_size
     share = 100 * seen / len(study.corpus)
-    return (
-        f"Each run sees {study.p.steps} x {study.p.batch_size} = {seen:,} sentences of the "
-        f"{len(study.corpus):,}-sentence corpus "
-        f"({share:.1f}%). Shares above {share:.1f}% are never read in full, so at this budget differences between "
-        "those "
-        "points reflect which sentences were sampled, not how much text was available."
+    rows = ", ".join(ROWS[name].label for name in p.fewshot_rows)
+    shares = ", ".join(f"{percent:g}%" for percent in p.fewshot_percents)
+    out = (
+        f"This run trains {rows} on {shares} of the corpus, seed{'s' * (len(p.fewshot_seeds) > 1)} "
+        f"{', '.join(map(str, p.fewshot_seeds))}. Each run sees {p.steps} x {p.batch_size} = {seen:,} sentences of "
+        f"the {len(study.corpus):,}-sentence corpus ({share:.1f}%). Shares above {share:.1f}% are never read in "
+        "full, so at this budget differences between those points reflect which sentences were sampled, not how "
+        "much text was available."
     )
+    if 100 in p.fewshot_percents and list(p.fewshot_seeds) != list(p.seeds):
+        out += (
+            f" The 100% point is the mean over the few-shot seeds ({', '.join(map(str, p.fewshot_seeds))}); the "
+            f"main table's row averages its own seeds ({', '.join(map(str, p.seeds))}), so the two differ by the "
+            "seeds they average, not by the data."
+        )
+    return out
 
 
 def verdict(study: Study, results: pd.DataFrame, iw_effect: dict | None = None) -> str:

@@ -386,7 +386,7 @@ class Study(StudyBase):
 
     def retrieval(self, methods: list[str], k: int = 2) -> pd.DataFrame:
         """Top-k neighbours of evenly spaced queries that have a gold partner, under each method
-        (first seed), side by side as in the MixCSE paper's Table 7; ``partner`` marks a gold partner."""
+        (first seed), side by side as in the MixCSE paper's Table 7; ``partner``: yes for a gold partner, else no."""
         texts, with_partner = self.retrieval_texts, sorted(self.partners)
         step = max(1, len(with_partner) // max(1, self.p.retrieval_queries))
         queries = with_partner[::step][: self.p.retrieval_queries]
@@ -402,7 +402,7 @@ class Study(StudyBase):
                             "rank": rank,
                             "neighbour": texts[cid],
                             "cosine": round(score, 3),
-                            "partner": cid in self.partners[q],
+                            "partner": "yes" if cid in self.partners[q] else "no",
                         }
                     )
         return pd.DataFrame(rows)
