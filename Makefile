@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := $(VENV)/.extras
 
-.PHONY: setup demo reports test tex lint bench lab docs clean
+.PHONY: setup demo reports test lint bench lab docs clean
 
 setup: $(STAMP)
 
@@ -30,18 +30,20 @@ $(EXTRAS): $(STAMP) pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,cluster,mteb]"
 	touch $(EXTRAS)
 
-# pdfLaTeX for the test that compiles the reports' LaTeX tables: Debian's packages, installed when missing and
-# apt-get can (as root); otherwise one line says so and that test is skipped.
+# pdfLaTeX and booktabs for the test that compiles the reports' LaTeX tables: Debian's packages, installed once
+# when missing and apt-get can (as root; tried once per .venv); otherwise one line says so and that test is skipped.
 TEX_PACKAGES := texlive-latex-base texlive-latex-recommended
-tex:
-	@command -v pdflatex >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-	  { apt-get install -y -q --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1; }; }; } || \
-	  echo "make test: pdflatex is missing (apt-get install $(TEX_PACKAGES)); the LaTeX compile test will be skipped"
+TEX_TRIED := $(VENV)/.tex-tried
+$(TEX_TRIED): $(STAMP)
+	@kpsewhich booktabs.sty >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1 || \
+	    { timeout 300 apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends $(TEX_PACKAGES) >/dev/null 2>&1; }; }; } || \
+	  echo "make test: pdflatex with booktabs is missing (apt-get install $(TEX_PACKAGES)); the LaTeX compile test is skipped"
+	@touch $(TEX_TRIED)
 
-# One pytest worker per core (TEST_JOBS=1: one process); tests sharing the session's smoke runs stay on one worker.
+# One pytest worker per core (TEST_JOBS=0: no workers, one process); tests sharing the session's smoke runs stay on one worker.
 TEST_JOBS ?= auto
-test: setup $(EXTRAS) tex  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
+test: setup $(EXTRAS) $(TEX_TRIED)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=40 --durations-min=20
 
 lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)

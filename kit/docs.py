@@ -50,6 +50,7 @@ from kit.report.index import (
     primary_finding,
     primary_line,
     run_file_of,
+    withdrawn,
 )
 from kit.report.latex import tables_tex
 from kit.report.site_figures import forest_families, forest_svgs
@@ -368,16 +369,6 @@ WITHDRAWN = (
     '"significant" far more often than 5% with 2-3 seeds (`benchmarks/calibration.py`); its snapshot holds no '
     "evidence to compute them again, so its verdicts are withdrawn until the run is redone; its scores stand."
 )
-
-
-def withdrawn(record: dict) -> bool:
-    """A snapshot whose families were computed before the calibrated test (no ``role`` on their lines): its verdicts
-    are not shown."""
-    return any(
-        line.get("baseline") and "role" not in line
-        for family in corrected_families(record)
-        for line in family.get("lines", [])
-    )
 
 
 def family_table(title: str) -> bool:

@@ -270,8 +270,9 @@ def _execute(run: Run, out_dir: Path) -> Path:
     if executed.exists():
         notebook = nbformat.read(executed, as_version=4)
         title = f"{study_entry(run.notebook).about.title}: run {run.name}"
-        record = out_dir / "results.json"  # this execution's: the last one's was set aside
-        record = json.loads(record.read_text(encoding="utf-8")) if failure is None and record.is_file() else None
+        record = None  # this execution's results.json (the last one's was set aside); unreadable: no verdict
+        with contextlib.suppress(OSError, ValueError):
+            record = json.loads((out_dir / "results.json").read_text(encoding="utf-8")) if failure is None else None
         write_text_atomic(html_file, report_html(notebook, title, record))
     last_good = keep_last_report(out_dir, failed=failure is not None)
     if failure is not None:

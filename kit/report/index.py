@@ -156,6 +156,16 @@ def withheld(record: dict) -> bool:
     return any(withheld_by(family) for family in corrected_families(record))
 
 
+def withdrawn(record: dict) -> bool:
+    """A snapshot whose families were computed before the calibrated test (no ``role`` on their lines): its verdicts
+    are not shown."""
+    return any(
+        line.get("baseline") and "role" not in line
+        for family in corrected_families(record)
+        for line in family.get("lines", [])
+    )
+
+
 def corrected_families(record: dict) -> list[dict]:
     """Every corrected family among a record's metrics (a ``SuiteReport.record()``: the suite's, QFCL's ROUGE)."""
     return [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
+
 from kit.evaluation.inference import format_p
+from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
 from kit.report.index import comparison_name, corrected_families, tested_lines
-from kit.report.tables import signed_interval
+from kit.report.tables import signed_interval, split_family_table
 
 _SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -44,9 +47,11 @@ ROLES = {"control": "positive control", "primary": "primary", "secondary": "seco
 
 def escape(text) -> str:
     """``text`` as LaTeX text: its special characters escaped, its minus (U+2212), ± and other symbols in math mode;
-    any other character outside ASCII (a Chinese example, say) as ``?``, which pdfLaTeX cannot typeset unaided."""
-    out = _SPECIALS.sub(lambda m: _SPECIAL[m.group()], str(text))
-    return "".join(c if ord(c) < 128 else "?" for c in out)
+    any other character outside ASCII (a Chinese example, say) as ``?``, which pdfLaTeX cannot typeset unaided; its
+    whitespace (a blank line ends a table row) collapsed, and a leading ``[`` braced."""
+    out = _SPECIALS.sub(lambda m: _SPECIAL[m.group()], " ".join(str(text).split()))
+    out = "".join(c if ord(c) < 128 else "?" for c in out)
+    return "{}" + out if out.startswith("[") else out  # after \\ or \midrule, a [ would open an optional argument
 
 
 def tabular(rows: list[dict], caption: str, note: str = "") -> str:
@@ -72,6 +77,12 @@ def tabular(rows: list[dict], caption: str, note: str = "") -> str:
     return "\n".join([*lines, r"\end{table}"])
 
 
+def starred(line: dict) -> bool:
+    """Whether a tested comparison gets its dagger, as the report stars it: the control when significant, any other
+    when it is a finding (significant, and the control passed)."""
+    return bool(line.get("significant") if line["role"] == "control" else line.get("finding"))
+
+
 def comparisons_table(family: dict) -> str:
     """One corrected family's tested comparisons (the control, the primary, then the secondary ones): difference
     [95%], p, family interval and adjusted p; a dagger on each significant one. '' when none was tested."""
@@ -83,7 +94,7 @@ def comparisons_table(family: dict) -> str:
         member = x.get("family_low") is not None and x["role"] == "secondary"
         rows.append(
             {
-                "comparison": comparison_name(family, x) + (" †" if x.get("significant") else ""),
+                "comparison": comparison_name(family, x) + (" †" if starred(x) else ""),
                 "role": ROLES[x["role"]],
                 "task": x["task"],
                 "difference [95%]": signed_interval(x["difference"], x["low"], x["high"]),
@@ -96,11 +107,12 @@ def comparisons_table(family: dict) -> str:
         )
     alpha = 1 - family.get("confidence", 0.95)
     note = (
-        f"Scores x100. † significant at {alpha:g}: the positive control and the primary comparison tested alone, the "
-        f"secondary comparisons after {escape(family['correction'])} over their family."
+        f"Scores x100. † significant at {alpha:g} (a comparison other than the control: and a finding): the positive "
+        f"control and the primary comparison tested alone, the secondary comparisons after "
+        f"{CORRECTION_NAMES[family['correction']]} over their family."
     )
-    if any(x.get("significant") and not x.get("finding") for x in tested):
-        note += " The positive control did not pass: no comparison is a finding."
+    if withheld_by(family):
+        note += " The positive control did not pass: no comparison is a finding, and none is marked."
     return tabular(rows, f"{family.get('title', 'Comparisons')}: differences", escape(note))
 
 
@@ -127,13 +139,15 @@ def methods(record: dict) -> str:
 
 
 def tables_tex(record: dict) -> str:
-    """Every table of a run's ``record`` as LaTeX: the study's own tables (those that are not a family's), one table
-    per corrected family, and the methods paragraph."""
+    """Every table of a run's ``record`` as LaTeX: the study's own tables (of a family's table, its scores), one table
+    of tested comparisons per corrected family, and the methods paragraph."""
     head = [f"% {record.get('notebook', '')}: tables from its results.json (kit.report.latex); needs booktabs"]
-    own = [
-        tabular(rows, title)
-        for title, rows in (record.get("tables") or {}).items()
-        if rows and not any("family interval" in row for row in rows)
-    ]
+    own = []
+    for title, rows in (record.get("tables") or {}).items():
+        if rows and any("family interval" in row for row in rows):  # a family's: its scores here, below its tests
+            scores, _ = split_family_table(pd.DataFrame(rows))
+            own.append(tabular(scores.to_dict("records"), f"{title}: scores"))
+        elif rows:
+            own.append(tabular(rows, title))
     families = [comparisons_table(f) for f in corrected_families(record) if f.get("lines")]
     return "\n\n".join([*head, *own, *filter(None, families), methods(record)]) + "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from kit.report.index import control_finding, primary_finding, secondary_finding, withheld
+from kit.report.index import control_finding, primary_finding, secondary_finding, withdrawn, withheld
 
 _H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>', re.S)
 _TAG = re.compile(r"<[^>]+>")
@@ -41,13 +41,23 @@ def rests_on(record: dict) -> str:
 
 
 def verdict_lines(record: dict) -> list[str]:
-    """The verdict's lines (HTML): the control, the primary and the secondary comparisons where the run has them, then
-    what it rests on."""
+    """The verdict's lines (HTML), as the index reads the record (``findings``): the control (or, when a control of
+    another family withholds the findings, that none is a finding), the primary and the secondary comparisons where
+    the run has them, then what it rests on. A record from before the calibrated test says its verdicts are
+    withdrawn instead."""
+    if withdrawn(record):
+        lines = ["<b>Verdicts withdrawn</b>: computed by the test the kit used before its calibrated one."]
+        return [*lines, f"<b>Rests on</b>: {rests_on(record)}."]
     lines = []
     control, primary = control_finding(record), primary_finding(record)
-    if control:
-        then = " So no comparison below is a finding (they are shown, labelled as such)." if withheld(record) else ""
-        lines.append(f"<b>Positive control</b>: {html.escape(control.removeprefix('positive control '))}.{then}")
+    if withheld(record):
+        control = (control or "no positive control (the run lacks its rows)").removeprefix("positive control ")
+        lines.append(
+            f"<b>Positive control</b>: {html.escape(control)}. So no comparison below is a finding (they are shown, "
+            "labelled as such)."
+        )
+    elif control:
+        lines.append(f"<b>Positive control</b>: {html.escape(control.removeprefix('positive control '))}.")
     if primary:
         lines.append(f"<b>Primary comparison</b>: {html.escape(primary.removeprefix('primary '))}.")
     if (secondary := secondary_finding(record)) and not withheld(record):
@@ -68,7 +78,10 @@ def with_opening(body: str, record: dict | None) -> str:
     sections = contents(body)
     if "</h1>" not in body or not (sections or record):
         return body
-    verdict = "".join(f"<p>{line}</p>" for line in verdict_lines(record)) if record else ""
+    try:
+        verdict = "".join(f"<p>{line}</p>" for line in verdict_lines(record)) if record else ""
+    except (KeyError, TypeError, AttributeError) as err:  # a damaged record: the report is still written
+        verdict = f"<p>The verdict could not be read from results.json ({html.escape(repr(err))}).</p>"
     toc = "".join(f'<li><a href="#{a}">{html.escape(t)}</a></li>' for a, t in sections)  # ids as nbconvert escaped them
     toc = f"<nav class='kit-toc' aria-label='Contents'><b>Contents</b><ol>{toc}</ol></nav>" if toc else ""
     opening = f"{STYLE}<div class='kit-opening' role='note'>{verdict}{toc}</div>"

@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -87,7 +88,12 @@ class RunRecord:
         from kit.report.latex import tables_tex
 
         written = write_text_atomic(self.report_dir / "results.json", json_text(record, indent=1, default=str))
-        write_text_atomic(self.report_dir / "tables.tex", tables_tex(json.loads(written.read_text(encoding="utf-8"))))
+        try:  # the record is what the run must keep: a table LaTeX cannot render is a warning, never its failure
+            tex = tables_tex(json.loads(written.read_text(encoding="utf-8")))
+        except (KeyError, TypeError, ValueError) as err:
+            warnings.warn(f"tables.tex not written ({type(err).__name__}: {err}); results.json holds every number")
+        else:
+            write_text_atomic(self.report_dir / "tables.tex", tex)
         return written
 
 

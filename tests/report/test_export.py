@@ -49,9 +49,28 @@ def test_a_report_opens_under_its_title_with_its_verdict_then_the_contents_of_it
     for anchor in ("The-paper's-Table-7:-retrieval", "Few-shot:-share-of-the-unlabeled-corpus"):
         assert f'href="#{anchor}"' in opening and f'id="{anchor}"' in page  # each link reaches its section
 
-    raw = json.loads((snapshots / "raw.json").read_text(encoding="utf-8"))  # no control; one comparison survives Holm
+    raw = json.loads((snapshots / "raw.json").read_text(encoding="utf-8"))  # computed before the calibrated test
     opening = opening_of(report_html(nb, "s", raw))
-    assert "Positive control" not in opening and "<b>Secondary comparisons</b>: 1 of 16 secondary" in opening
+    assert "<b>Verdicts withdrawn</b>" in opening and "Secondary" not in opening and "Positive control" not in opening
+
+    family = demo["metrics"]["suite"]  # the control passes, and a secondary comparison survives Holm
+    family["control"]["outcome"] = "passes"
+    swap = next(x for x in family["lines"] if x["role"] == "secondary" and x["row"] == "swap_10")
+    swap.update(significant=True, finding=True)
+    opening = opening_of(report_html(nb, "s", demo))
+    assert "So no comparison" not in opening and "<b>Secondary comparisons</b>: 1 of 3 secondary" in opening
+
+    family.update(control=None, premise="the control of another family did not pass")  # withheld from elsewhere
+    opening = opening_of(report_html(nb, "s", demo))
+    assert "<b>Positive control</b>: no positive control (the run lacks its rows). So no comparison" in opening
+    assert "Secondary" not in opening
 
     failed = report_html(nb, "s")  # a failed run has no record: its contents, no verdict
     assert "<li>" in opening_of(failed) and "Rests on" not in failed
+
+
+def test_a_damaged_record_still_gives_a_report_that_says_so():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Study\n\nRows."), nbformat.v4.new_markdown_cell("## Results")]
+    page = report_html(nb, "s", {"metrics": {"suite": {"correction": "holm", "lines": [{"role": "primary"}]}}})
+    assert "The verdict could not be read from results.json (KeyError(" in opening_of(page)

@@ -9,11 +9,12 @@ import pytest
 from kit.docs import committed_snapshots
 from kit.docs import main as docs_main
 from kit.paths import PROJECT_ROOT
-from kit.report.latex import escape, tables_tex
+from kit.report.latex import comparisons_table, escape, tables_tex, tabular
 
+HAS_LATEX = shutil.which("kpsewhich") and subprocess.run(["kpsewhich", "booktabs.sty"], capture_output=True).stdout
 pytestmark = pytest.mark.skipif(
-    not shutil.which("pdflatex"),
-    reason="pdflatex not installed (make test installs Debian's texlive-latex-recommended)",
+    not (HAS_LATEX and shutil.which("pdflatex")),
+    reason="pdflatex with booktabs not installed (make test installs Debian's texlive-latex-recommended)",
 )
 DEMO = PROJECT_ROOT / "docs" / "results" / "simcse_augmentations" / "demo.json"
 
@@ -54,8 +55,10 @@ def test_a_broken_cell_fails_to_compile(tmp_path):
 
 
 def test_every_special_character_of_a_cell_is_escaped(tmp_path):
-    text = "a_b & 50% $5 #1 {x} ~y ^z \\ <0.001 > −2.1 ± 0.3 † λ τ 中文"
+    text = "a_b & 50% $5 #1 {x} ~y ^z \\ <0.001 > −2.1 ± 0.3 † λ τ 中文\n\nafter a blank line"
     assert "中" not in escape(text) and compile_errors(escape(text), tmp_path) == []
+    row = [{"method": "[CLS] + whitening", "interval": "[−1.0, +2.0]"}]  # a cell opening with [ after \\ or \midrule
+    assert compile_errors(tabular(row * 2, "c"), tmp_path) == []
 
 
 def test_the_comparisons_table_marks_significance_and_the_methods_say_what_the_run_rests_on():
@@ -63,8 +66,8 @@ def test_the_comparisons_table_marks_significance_and_the_methods_say_what_the_r
     tex = tables_tex(json.loads(qfcl.read_text(encoding="utf-8")))
     table = tex[tex.index("\\caption{ROUGE on the test questions: differences}") :]
     table = table[: table.index("\\end{table}")]
-    assert table.count("\\textsuperscript{\\dag}") == 1 + 1  # +S on ROUGE-2, and the note
-    assert "The positive control did not pass: no comparison is a finding." in table
+    # +S is significant on ROUGE-2, but the control did not pass: as in the report, no dagger but the note's
+    assert table.count("\\textsuperscript{\\dag}") == 1 and "The positive control did not pass" in table
     methods = tex[tex.index("\\paragraph{Methods.}") :]
     for said in (
         "Model: minilm",
@@ -75,7 +78,19 @@ def test_the_comparisons_table_marks_significance_and_the_methods_say_what_the_r
     ):
         assert said in methods, said
     raw = json.loads((DEMO.parent / "raw.json").read_text(encoding="utf-8"))  # verdicts withdrawn: no comparisons
-    assert "differences}" not in tables_tex(raw) and "\\begin{tabular}" in tables_tex(raw)
+    assert "differences}" not in tables_tex(raw) and "main metric x100 [95\\% interval]: scores}" in tables_tex(raw)
+
+
+def test_a_passing_control_and_its_findings_get_daggers_and_no_withheld_note():
+    record = json.loads(DEMO.read_text(encoding="utf-8"))
+    family = record["metrics"]["suite"]
+    family["control"]["outcome"] = "passes"
+    for line in family["lines"]:
+        if line["role"] == "control" or (line["role"] == "secondary" and line["task"] == "rqe-test"):
+            line.update(significant=True, finding=line["role"] != "control")
+    table = comparisons_table(family)
+    assert table.count("\\textsuperscript{\\dag}") == 1 + 2 + 1  # the control, two findings, the note
+    assert "did not pass" not in table and "after Holm" in table
 
 
 def test_kit_docs_latex_prints_or_writes_a_reports_tables_and_refuses_what_is_not_one(tmp_path, capsys):
