@@ -22,6 +22,21 @@ def pytest_configure(config):
     quiet_libraries()  # KIT_PROGRESS=0 also silences the bars of transformers and huggingface_hub
 
 
+LONG = ("tests/test_cluster.py", "tests/faults/", "tests/evaluation/test_mteb.py", "tests/test_benchmarks.py")
+"""Where make test's duration table puts the longest tests outside the smoke runs' group."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest first, so that under ``pytest -n N`` no worker is left with a long test at the end while the others
+    idle: the tests of the session's smoke runs (one unit of work for ``--dist loadgroup``), then those in ``LONG``,
+    then the rest, each in collection order."""
+
+    def late(item) -> tuple[bool, bool]:
+        return item.get_closest_marker("xdist_group") is None, not item.nodeid.startswith(LONG)
+
+    items.sort(key=late)
+
+
 @pytest.fixture(scope="session")
 def biosses():
     from kit.data import load_biosses
