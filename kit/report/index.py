@@ -251,11 +251,11 @@ def _run_row(folder: Path, reports: Path, about: StudyAbout | None) -> tuple[boo
         head = r.get("headline", {})
         value = head.get("value")
         result = html.escape(str(head.get("name", ""))) + ("" if value is None else f": <b>{value:.2f}</b>")
-        for key in ("control", "comparison"):
-            if head.get(key):
-                result += f"<div class='cmp'>{html.escape(head[key])}</div>"
         if found := findings(r):
             result += f"<div class='cmp'><b>Finds:</b> {html.escape(found)}</div>"
+        full = "".join(f"<p>{html.escape(head[key])}</p>" for key in ("control", "comparison") if head.get(key))
+        if full:  # the report's own sentences, folded: the line above says it in short
+            result += f"<details class='cmp'><summary>the control and the primary in full</summary>{full}</details>"
         thumb = ""
         if about and about.main_figure and (folder / "figures" / f"{about.main_figure}.png").exists():
             alt = html.escape(f"{about.main_figure.replace('_', ' ')} of run {folder.name}")
@@ -299,11 +299,12 @@ def _section(notebook: Path, reports: Path, about: StudyAbout | None) -> str:
 
 
 STYLE = (
-    "body{font-family:sans-serif;margin:2em;max-width:1400px}h2 small{font-weight:normal;color:#666}"
+    "body{font-family:sans-serif;margin:1em;max-width:1400px}h2 small{font-weight:normal;color:#666}"
     "p.q{margin-top:-.4em;color:#333;font-style:italic}table{border-collapse:collapse}"
     "td,th{padding:6px 10px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}"
-    "td img{max-width:260px;max-height:170px;border:1px solid #eee}"
-    "div.cmp{color:#333;font-size:90%;margin-top:4px;max-width:420px}"
+    "td img{max-width:250px;max-height:180px;border:1px solid #eee}td:nth-child(2){min-width:18em}"
+    "td:nth-child(5){max-width:14em;font-size:85%}"
+    ".cmp{color:#333;font-size:90%;margin-top:4px;max-width:520px}"
     "tr.failed{background:#fde8e8}"
 )
 
