@@ -47,6 +47,7 @@ from kit.report.index import (
     corrected_families,
     findings,
     headline_comparisons,
+    named_families,
     primary_finding,
     primary_line,
     run_file_of,
@@ -54,7 +55,15 @@ from kit.report.index import (
 )
 from kit.report.latex import tables_tex
 from kit.report.site_figures import forest_families, forest_svgs
-from kit.report.tables import column_title, duration, number, signed_interval, split_family_table, table_records
+from kit.report.tables import (
+    column_title,
+    duration,
+    family_table,
+    number,
+    signed_interval,
+    split_family_table,
+    table_records,
+)
 
 DOCS = PROJECT_ROOT / "docs"
 SNAPSHOTS = DOCS / "results"
@@ -165,15 +174,10 @@ def snapshot(report_dir: Path, snapshots: Path | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     for family in evidence_files(target):
         family.unlink(missing_ok=True)  # an earlier snapshot's evidence, of families this report may not have
-    for key in families_of(record):
+    for key in named_families(record):
         source = Path(report_dir) / EVIDENCE / f"{key}.npz"
         write_atomic(target.with_name(f"{target.stem}.{key}.npz"), lambda tmp, s=source: shutil.copyfile(s, tmp))
     return write_text_atomic(target, json_text(record, indent=1, ensure_ascii=False) + "\n")
-
-
-def families_of(record: dict) -> list[str]:
-    """The metrics of a study's record that are corrected families (``SuiteReport.record``), by key."""
-    return [k for k, m in record.get("metrics", {}).items() if isinstance(m, dict) and "correction" in m]
 
 
 def evidence_files(snapshot: Path) -> list[Path]:
@@ -187,7 +191,7 @@ def recompute(snapshot: Path) -> dict:
     missing or damaged."""
     record = checked_record(Path(snapshot), REQUIRED, SNAPSHOT)
     premise = None  # the family holding the positive control first: a control that does not pass withholds the rest
-    for key in sorted(families_of(record), key=lambda k: not record["metrics"][k].get("control")):
+    for key in sorted(named_families(record), key=lambda k: not record["metrics"][k].get("control")):
         path = Path(snapshot).with_name(f"{Path(snapshot).stem}.{key}.npz")
         if not path.is_file():
             raise ValueError(f"{path}: no evidence for the family '{key}' of {snapshot} (snapshot its report again)")
@@ -316,7 +320,7 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
             title = f"{family.get('title', 'comparisons')} of {run}: every tested comparison, with its intervals"
             out += [f"![{title}]({path})", ""]
         for title, rows in record.get("tables", {}).items():
-            if not (family_table(title) and rows and "vs" in rows[0]):
+            if not (family_table(title) and rows):
                 out += [f"### {title}", "", markdown_table(rows)]
                 continue
             scores, compared = split_family_table(pd.DataFrame(rows))  # each fits a 1024 px screen
@@ -369,11 +373,6 @@ WITHDRAWN = (
     '"significant" far more often than 5% with 2-3 seeds (`benchmarks/calibration.py`); its snapshot holds no '
     "evidence to compute them again, so its verdicts are withdrawn until the run is redone; its scores stand."
 )
-
-
-def family_table(title: str) -> bool:
-    """A report table of a corrected family (``kit.evaluation.rows.group_tables``)."""
-    return title.endswith(": main metric x100 [95% interval]")
 
 
 def _power(record: dict) -> str:

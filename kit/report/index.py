@@ -166,9 +166,15 @@ def withdrawn(record: dict) -> bool:
     )
 
 
+def named_families(record: dict) -> dict[str, dict]:
+    """Every corrected family among a record's metrics (a ``SuiteReport.record()``: the suite's, QFCL's ROUGE), by
+    its key there."""
+    return {k: m for k, m in record.get("metrics", {}).items() if isinstance(m, dict) and "correction" in m}
+
+
 def corrected_families(record: dict) -> list[dict]:
-    """Every corrected family among a record's metrics (a ``SuiteReport.record()``: the suite's, QFCL's ROUGE)."""
-    return [m for m in record.get("metrics", {}).values() if isinstance(m, dict) and "correction" in m]
+    """Every corrected family among a record's metrics (``named_families``)."""
+    return list(named_families(record).values())
 
 
 def findings(record: dict, shown: int = 3) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 from kit.evaluation.inference import format_p
 from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
 from kit.report.index import comparison_name, corrected_families, tested_lines
-from kit.report.tables import signed_interval, split_family_table
+from kit.report.tables import NUMBER_CELL, family_table, signed_interval, split_family_table
 
 _SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -41,7 +41,6 @@ _SPECIAL = {
     "τ": r"$\tau$",
 }
 _SPECIALS = re.compile("|".join(map(re.escape, _SPECIAL)))
-_NUMBER = re.compile(r"^[−+-]?\d[\d.,]*( ± [\d.]+)?( \[[−+-]?[\d.]+, [−+-]?[\d.]+\])?%?$")
 ROLES = {"control": "positive control", "primary": "primary", "secondary": "secondary"}
 
 
@@ -58,7 +57,7 @@ def tabular(rows: list[dict], caption: str, note: str = "") -> str:
     """A ``table`` of ``rows`` (dicts with the same keys, the table's columns): booktabs rules, numbers right-aligned,
     text left-aligned, ``caption`` escaped, ``note`` (LaTeX) under it."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    numeric = [all(_NUMBER.match(str(row.get(c, "")).strip() or "0") for row in rows) for c in columns]
+    numeric = [all(NUMBER_CELL.fullmatch(str(row.get(c, ""))) for row in rows) for c in columns]
     spec = "".join("r" if n else "l" for n in numeric)
     lines = [
         r"\begin{table}[htbp]",
@@ -144,7 +143,7 @@ def tables_tex(record: dict) -> str:
     head = [f"% {record.get('notebook', '')}: tables from its results.json (kit.report.latex); needs booktabs"]
     own = []
     for title, rows in (record.get("tables") or {}).items():
-        if rows and any("family interval" in row for row in rows):  # a family's: its scores here, below its tests
+        if rows and family_table(title):  # a family's: its scores here, its tests below
             scores, _ = split_family_table(pd.DataFrame(rows))
             own.append(tabular(scores.to_dict("records"), f"{title}: scores"))
         elif rows:

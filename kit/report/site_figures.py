@@ -17,10 +17,9 @@ def figure_path(notebook: str, run: str, family: str) -> str:
 def forest_families(notebook: str, run: str, record: dict) -> dict[str, dict]:
     """A snapshot's families that get a forest plot (those with a tested comparison: ``tested_lines``), by
     ``figure_path``."""
-    from kit.report.index import corrected_families, tested_lines
+    from kit.report.index import named_families, tested_lines
 
-    names = {id(f): name for name, f in record.get("metrics", {}).items() if isinstance(f, dict)}
-    return {figure_path(notebook, run, names[id(f)]): f for f in corrected_families(record) if tested_lines(f)}
+    return {figure_path(notebook, run, name): f for name, f in named_families(record).items() if tested_lines(f)}
 
 
 def forest_svgs(snapshots: dict[tuple[str, str], dict]) -> dict[str, bytes]:

@@ -98,7 +98,7 @@ def _labels_as_columns(table: pd.DataFrame) -> pd.DataFrame:
     return table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
 
 
-_NUMBER_CELL = re.compile(r"[\s\d.,+\-−±%()\[\]x×/eE]*|nan|None")  # numbers, "mean ± std", intervals
+NUMBER_CELL = re.compile(r"[\s\d.,+\-−±%()\[\]x×/eE]*|nan|None")  # numbers, "mean ± std", intervals
 _table_ids = itertools.count()
 
 
@@ -121,7 +121,7 @@ def dataframe_html(df: pd.DataFrame) -> str:
     text = [
         i + 1
         for i, column in enumerate(df.columns)
-        if not all(_NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
+        if not all(NUMBER_CELL.fullmatch(str(v)) for v in df[column].head(50))
     ]
     numbers = [i for i in range(1, len(df.columns) + 1) if i not in text]
 
@@ -132,6 +132,11 @@ def dataframe_html(df: pd.DataFrame) -> str:
     rules += [f"{cells(numbers)} {{white-space: nowrap}}"] if numbers else []
     rules += [f"{cells(range(1, labels + 1))} {{font-weight: bold}}"] if labels else []
     return f"<style>{' '.join(rules)}</style>{body}"
+
+
+def family_table(title: str) -> bool:
+    """A record's table of a corrected family (``kit.evaluation.rows.group_tables``), by its title."""
+    return title.endswith(": main metric x100 [95% interval]")
 
 
 def split_family_table(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
