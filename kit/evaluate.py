@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kit.core.cli import Parser, checked, integer, output_folder
 from kit.core.files import json_text, write_text_atomic
-from kit.evaluation.embeddings import PRECISIONS, Embedder, EmbeddingCache, default_cache
+from kit.evaluation.embeddings import BACKENDS, PRECISIONS, Embedder, EmbeddingCache, default_cache
 from kit.evaluation.families import add_family_options
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
@@ -140,6 +140,13 @@ def parser() -> Parser:
     )
     ap.add_argument("--precision", choices=PRECISIONS, default="fp32", help="fp32 (default) or bf16 autocast")
     ap.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
+        help="auto (default: ONNX Runtime for fp32 on the CPU when installed, else torch), torch, onnx, or onnx-int8 "
+        "(quantised weights: faster, scores move; never the default)",
+    )
+    ap.add_argument(
         "--device", type=checked(check_device), default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps"
     )
     ap.add_argument(
@@ -213,6 +220,7 @@ def _evaluate(args: argparse.Namespace, argv: list[str], tasks: list[Task], say)
                 cache,
                 use_cache=not args.no_cache,
                 batch_tokens=args.batch_tokens,
+                backend=args.backend,
             )
             for name in args.models
         }

@@ -13,9 +13,9 @@ from kit.paths import PROJECT_ROOT
     [
         ("augment.py", "ratio (target >= 10x)"),
         ("train_step.py", "ratio to minimal"),
-        ("encode.py", "speed-up over sentence-transformers"),
+        ("encode.py", "speed-up over sentence-transformers (target >= 1.5, exact)"),
         ("memory.py", "peak RSS of its largest process"),
-        ("evaluate.py", "ratio to the encode-only reference"),
+        ("evaluate.py", "speed-up over sentence-transformers' encode alone"),
         ("cluster.py", "overhead per task"),
         ("calibration.py", "largest false rate above alpha + 2 Monte-Carlo errors"),
     ],

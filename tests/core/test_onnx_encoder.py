@@ -1,0 +1,106 @@
+"""The ONNX Runtime backend: the same embeddings as ``Encoder.encode``, an export reused only while it is whole and of
+the same weights."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from kit.core.models import POOLERS, Encoder
+from kit.core.onnx_encoder import OnnxEncoder, weights_digest
+from kit.evaluation.embeddings import ONNX_MIN_TEXTS, Embedder
+
+pytest.importorskip("onnxruntime")
+
+TEXTS = ["a", "the patient was given aspirin daily", "", "fever " * 40, "short text", "x y z"] * 3
+
+
+@pytest.mark.parametrize("pooler", POOLERS)
+def test_equal_to_torch_for_every_pooler(tmp_path, pooler):
+    enc = Encoder.from_pretrained("tiny-random-bert", pooler, seed=1)
+    fast = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    for normalize in (False, True):
+        want = enc.encode(TEXTS, batch_size=4, max_length=32, normalize=normalize)
+        got = fast.encode(TEXTS, batch_size=4, max_length=32, normalize=normalize)
+        assert got.shape == want.shape and got.dtype == np.float32
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+
+
+def test_export_is_reused_and_keyed_by_weights(tmp_path):
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    first = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    written = first.path.stat().st_mtime_ns
+    assert OnnxEncoder.from_encoder(enc, cache=tmp_path).path.stat().st_mtime_ns == written  # not exported again
+    with torch.no_grad():
+        enc.backbone.embeddings.word_embeddings.weight.add_(0.5)  # changed weights: a new export, new embeddings
+    changed = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    assert changed.path != first.path and changed.path.parent.name == weights_digest(enc)
+    np.testing.assert_allclose(changed.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "replaced", "manifest", "stale manifest"])
+def test_damaged_or_stale_export_is_set_aside_and_exported_again(tmp_path, damage, capsys):
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    folder = OnnxEncoder.from_encoder(enc, cache=tmp_path).path.parent
+    model, manifest = folder / "model.onnx", folder / "manifest.json"
+    if damage == "truncated":
+        model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    elif damage == "replaced":  # another model's export, whole, under this folder's name
+        other = Encoder.from_pretrained("tiny-random-bert", "mean", seed=2)
+        model.write_bytes(OnnxEncoder.from_encoder(other, cache=tmp_path / "other").path.read_bytes())
+    elif damage == "manifest":
+        manifest.write_text("{not json")
+    else:  # a manifest written for other weights
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "weights": "0" * 16}))
+    fast = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    np.testing.assert_allclose(fast.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+    if damage != "stale manifest":
+        assert "set aside" in capsys.readouterr().err
+        assert any(".damaged-" in p.name for p in folder.iterdir())
+
+
+def test_int8_is_an_option_close_to_fp32(tmp_path):
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    exact = OnnxEncoder.from_encoder(enc, cache=tmp_path).encode(TEXTS, max_length=32, normalize=True)
+    int8 = OnnxEncoder.from_encoder(enc, int8=True, cache=tmp_path)
+    assert int8.path.name == "model.int8.onnx"
+    cosine = (int8.encode(TEXTS, max_length=32, normalize=True) * exact).sum(1)
+    assert cosine.min() > 0.8 and not np.allclose(cosine, 1, atol=1e-6)  # close, and not the exact path
+
+
+def test_embedder_backends(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_CACHE", str(tmp_path))
+    auto = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, device="cpu")
+    torch_ = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="torch")
+    assert auto.about["backend"] == "onnx" and torch_.about["backend"] == "torch"
+    np.testing.assert_allclose(auto(TEXTS), torch_(TEXTS), atol=1e-4)
+    assert (tmp_path / "onnx").is_dir()
+    exact = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx", device="cpu")
+    int8 = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx-int8", device="cpu")
+    assert exact.key == Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="torch").key
+    assert int8.key != exact.key  # quantised vectors never share the exact ones' cache files
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"backend": "tensorrt"}, "backend must be one of"),
+        ({"backend": "onnx", "precision": "bf16"}, "runs kit encoders on the CPU in fp32"),
+    ],
+)
+def test_embedder_refuses_a_backend_it_cannot_run(settings, message):
+    with pytest.raises(ValueError, match=message):
+        Embedder.from_name("tiny-random-bert", "mean", use_cache=False, device="cpu", **settings)
+
+
+def test_trained_encoder_is_exported_only_for_many_texts(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_CACHE", str(tmp_path))
+    enc = Encoder.from_pretrained("tiny-random-bert", "first_last_avg", seed=4)
+    few = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS - 1, max_length=32)
+    many = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS, max_length=32)
+    assert few.about["backend"] == "torch" and many.about["backend"] == "onnx"
+    np.testing.assert_allclose(many(TEXTS), few(TEXTS), atol=1e-4)
+    assert not (tmp_path / "onnx").exists()  # a trained row's export is not kept
+    bf16 = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS, precision="bf16")
+    assert bf16.about["backend"] == "torch"
