@@ -125,11 +125,6 @@ def read_result(result_file: Path) -> dict | None:
     return result
 
 
-def texts_of(tasks: Iterable[Task]) -> int:
-    """How many texts scoring ``tasks`` encodes (each of a task's text lists counted whole)."""
-    return sum(len(part) for task in tasks for part in task.texts())
-
-
 @dataclass(frozen=True)
 class StudyEntry:
     """A notebook's registration in ``STUDIES``: its name, the declaration of its parameters, its ``Study`` (None
@@ -362,7 +357,7 @@ class StudyBase:
         the outputs of the tasks it names, which the study computed itself (the probes it fitted for its table)."""
         given = given or {}
         tasks = [t for t in self.suite_tasks if t.name not in given]
-        outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name, fast_for=texts_of(tasks)), tasks)
+        outputs = suite_rows.score_run(Embedder.from_encoder(encoder, run_dir.name), tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, {**outputs, **given})
 
     def suite_outputs(

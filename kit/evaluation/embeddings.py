@@ -39,11 +39,10 @@ if TYPE_CHECKING:
 
 CACHE_VERSION = 1  # bump when the way vectors are computed changes, to leave old files unread
 PRECISIONS = ("fp32", "bf16")
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-"""``auto``: ``onnx`` (``kit.core.onnx_encoder``) for a kit encoder in fp32 on the CPU when ONNX Runtime is installed,
-else ``torch``. ``onnx-int8``: dynamically quantised weights (faster, not exact; never chosen by ``auto``)."""
-ONNX_MIN_TEXTS = 5000
-"""Texts from which a trained encoder's export (seconds, once per set of weights) pays for itself (``from_encoder``)."""
+BACKENDS = ("torch", "onnx", "onnx-int8")
+"""``torch`` (the default); ``onnx``: ONNX Runtime on an export of the encoder (``kit.core.onnx_encoder``), the same
+vectors to about 1e-6 and on these 2 cores no faster with the suite's token batches (``benchmarks/evaluate.py``);
+``onnx-int8``: dynamically quantised weights, twice as fast, scores move (never the default)."""
 PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
 
 
@@ -202,16 +201,15 @@ class Embedder:
         cache: EmbeddingCache | str | os.PathLike | None = None,
         use_cache: bool = True,
         batch_tokens: int = 3072,
-        backend: str = "auto",
+        backend: str = "torch",
     ) -> Embedder:
         """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
         ``model_pooler``). ``precision`` ``bf16`` encodes under bf16 autocast (CPUs with native bf16 and CUDA
         run it about twice as fast; vectors differ from fp32 in the fourth decimal). ``backend``: one of
-        ``BACKENDS``; ``auto`` is ONNX Runtime for an fp32 kit encoder on the CPU when it is
-        installed (the same vectors to about 1e-6, faster), else PyTorch."""
+        ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU."""
         from kit.core.devices import resolve_device
         from kit.core.models import Encoder, model_fingerprint, resolve_model
-        from kit.core.onnx_encoder import OnnxEncoder, onnx_available
+        from kit.core.onnx_encoder import OnnxEncoder
 
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
@@ -220,12 +218,9 @@ class Embedder:
         source = resolve_model(name)  # the name resolved once: its folder (or hub name) and what it is
         chosen = model_pooler(source) if pooler == "auto" else pooler
         torch_device = resolve_device(device)
-        onnx_possible = chosen is not None and torch_device.type == "cpu" and precision == "fp32"
-        if backend.startswith("onnx") and not onnx_possible:
+        if backend != "torch" and not (chosen is not None and torch_device.type == "cpu" and precision == "fp32"):
             why = "a sentence-transformers model with its own modules" if chosen is None else "not the CPU in fp32"
             raise ValueError(f"backend {backend!r} runs kit encoders on the CPU in fp32; {name!r} is {why}")
-        if backend == "auto":
-            backend = "onnx" if onnx_possible and onnx_available() else "torch"
 
         def load():
             if chosen is None:
@@ -274,33 +269,11 @@ class Embedder:
 
     @classmethod
     def from_encoder(
-        cls,
-        encoder,
-        name: str,
-        key: str | None = None,
-        cache: EmbeddingCache | None = None,
-        fast_for: int = 0,
-        **settings,
+        cls, encoder, name: str, key: str | None = None, cache: EmbeddingCache | None = None, **settings
     ) -> Embedder:
         """An encoder already in memory (a study's trained row); cached only under a ``key`` the caller
-        vouches for (a run's key), since a model in memory has no fingerprint of its own. ``fast_for``: the texts
-        it is to encode; from ``ONNX_MIN_TEXTS`` on, a kit encoder in fp32 on the CPU is encoded by an ONNX Runtime
-        export of its weights made for this call (``OnnxEncoder.transient``), else by PyTorch."""
-        from kit.core.models import Encoder
-        from kit.core.onnx_encoder import OnnxEncoder, onnx_available
-
-        model, backend = encoder, "torch"
-        fits = (
-            isinstance(encoder, Encoder)
-            and encoder.device.type == "cpu"
-            and settings.get("precision", "fp32") == "fp32"
-        )
-        if fast_for >= ONNX_MIN_TEXTS and fits and onnx_available():
-            model, backend = OnnxEncoder.transient(encoder), "onnx"
-        about = {"name": name, "backend": backend}
-        return cls(
-            name, lambda: model, key, cache if key else None, about=about, model=model, backend=backend, **settings
-        )
+        vouches for (a run's key), since a model in memory has no fingerprint of its own."""
+        return cls(name, lambda: encoder, key, cache if key else None, about={"name": name}, model=encoder, **settings)
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         texts = list(texts)

@@ -9,7 +9,7 @@ import torch
 
 from kit.core.models import POOLERS, Encoder
 from kit.core.onnx_encoder import OnnxEncoder, weights_digest
-from kit.evaluation.embeddings import ONNX_MIN_TEXTS, Embedder
+from kit.evaluation.embeddings import Embedder
 
 pytest.importorskip("onnxruntime")
 
@@ -71,10 +71,10 @@ def test_int8_is_an_option_close_to_fp32(tmp_path):
 
 def test_embedder_backends(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_CACHE", str(tmp_path))
-    auto = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, device="cpu")
-    torch_ = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="torch")
-    assert auto.about["backend"] == "onnx" and torch_.about["backend"] == "torch"
-    np.testing.assert_allclose(auto(TEXTS), torch_(TEXTS), atol=1e-4)
+    fast = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="onnx")
+    default = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, device="cpu")
+    assert fast.about["backend"] == "onnx" and default.about["backend"] == "torch"
+    np.testing.assert_allclose(fast(TEXTS), default(TEXTS), atol=1e-4)
     assert (tmp_path / "onnx").is_dir()
     exact = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx", device="cpu")
     int8 = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx-int8", device="cpu")
@@ -86,21 +86,10 @@ def test_embedder_backends(tmp_path, monkeypatch):
     ("settings", "message"),
     [
         ({"backend": "tensorrt"}, "backend must be one of"),
+        ({"backend": "auto"}, "backend must be one of"),
         ({"backend": "onnx", "precision": "bf16"}, "runs kit encoders on the CPU in fp32"),
     ],
 )
 def test_embedder_refuses_a_backend_it_cannot_run(settings, message):
     with pytest.raises(ValueError, match=message):
         Embedder.from_name("tiny-random-bert", "mean", use_cache=False, device="cpu", **settings)
-
-
-def test_trained_encoder_is_exported_only_for_many_texts(tmp_path, monkeypatch):
-    monkeypatch.setenv("KIT_CACHE", str(tmp_path))
-    enc = Encoder.from_pretrained("tiny-random-bert", "first_last_avg", seed=4)
-    few = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS - 1, max_length=32)
-    many = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS, max_length=32)
-    assert few.about["backend"] == "torch" and many.about["backend"] == "onnx"
-    np.testing.assert_allclose(many(TEXTS), few(TEXTS), atol=1e-4)
-    assert not (tmp_path / "onnx").exists()  # a trained row's export is not kept
-    bf16 = Embedder.from_encoder(enc, "row", fast_for=ONNX_MIN_TEXTS, precision="bf16")
-    assert bf16.about["backend"] == "torch"

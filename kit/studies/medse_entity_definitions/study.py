@@ -57,7 +57,7 @@ from kit.studies.medse_entity_definitions.method import (
     training_mixture,
 )
 from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
-from kit.study import SUITE_FILE, StudyBase, texts_of
+from kit.study import SUITE_FILE, StudyBase
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
 
@@ -246,7 +246,7 @@ class Study(StudyBase):
         if whitening is None:
             self.score_suite(encoder, run_dir)
             return
-        embed = Embedder.from_encoder(encoder, run_dir.name, fast_for=texts_of(self.suite_tasks))
+        embed = Embedder.from_encoder(encoder, run_dir.name)
         outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
