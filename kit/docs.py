@@ -22,11 +22,16 @@
 - ``latex REPORT``: a finished report's (or a committed snapshot's) tables as booktabs LaTeX with the methods
   paragraph (``kit.report.latex``), on standard output or into ``--out FILE``; every report also holds its
   ``tables.tex``.
+
+As MkDocs hooks (``mkdocs.yml``): ``on_files`` draws the results page's forest plots, ``on_page_content`` shows the
+docstrings' display formulas (``$$...$$`` TeX) on the API page as MathML.
 """
 
 from __future__ import annotations
 
+import html as html_module
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -986,6 +991,23 @@ def on_files(files, config):
     for path, svg in forest_svgs(load_snapshots()).items():
         files.append(File.generated(config, path, content=svg))
     return files
+
+
+_CODE_BLOCK = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S)
+
+
+def on_page_content(html, page, config, files):
+    """MkDocs hook: a docstring's display formula, written as an indented ``$$...$$`` block of TeX (a code block
+    to Markdown, so its backslashes and underscores arrive whole), shown as MathML, as the study pages show theirs."""
+    from latex2mathml.converter import convert
+
+    def formula(match: re.Match) -> str:
+        text = html_module.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
+        if not (text.startswith("$$") and text.endswith("$$") and len(text) > 4):
+            return match.group(0)
+        return convert(text[2:-2].strip(), display="block")
+
+    return _CODE_BLOCK.sub(formula, html)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,6 +102,7 @@ def test_the_site_builds_offline_with_strict_and_loads_nothing_from_the_network(
         assert "fonts.googleapis" not in text and 'src="http' not in text, page
     api = (tmp_path / "site" / "reference" / "api.html").read_text(encoding="utf-8")
     assert "paired_comparison" in api and "adjusted_p" in api  # mkdocstrings read the docstrings
+    assert len(re.findall(r'<math[^>]*display="block"', api)) >= 5 and "$$" not in api  # docstrings' TeX, as MathML
     study = (tmp_path / "site" / "studies" / "simcse_augmentations.html").read_text(encoding="utf-8")
     assert "<math" in study  # the loss as MathML, no MathJax needed
     results = (tmp_path / "site" / "results.html").read_text(encoding="utf-8")

@@ -1,8 +1,8 @@
-"""What a run file costs: the FLOPs of its planned work, and GPU time at the rates the kit measured on an H100.
+r"""What a run file costs: the FLOPs of its planned work, and GPU time at the rates the kit measured on an H100.
 
 A transformer with N non-embedding parameters, n_layer layers of width d, reading n_ctx tokens, spends
 
-    C_forward = 2 N + 2 n_layer n_ctx d   FLOPs per token,
+    $$C_\mathrm{forward} = 2 N + 2 n_\mathrm{layer} n_\mathrm{ctx} d \quad \text{FLOPs per token,}$$
 
 and a training pass (forward and backward) 3 C_forward (Kaplan et al. 2020, "Scaling Laws for Neural Language
 Models", Table 1). A study declares its planned compute as ``Work``: how many sequences of how many tokens pass

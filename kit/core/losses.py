@@ -27,10 +27,10 @@ def info_nce(
     own_negatives: torch.Tensor | None = None,
     own_negative_mask: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """InfoNCE of each anchor a_i against its positive p_i, the one contrastive loss of the kit:
+    r"""InfoNCE of each anchor a_i against its positive p_i, the one contrastive loss of the kit:
 
-        L = mean_i -log( e^{s(a_i, p_i)/tau} / ( sum_{j in P_i} w_ij e^{s(a_i, p_j)/tau}
-                                                 + sum_{n in N_i} e^{s(a_i, n)/tau} ) )
+        $$\mathcal{L} = \frac{1}{B} \sum_i -\log \frac{e^{s(a_i, p_i)/\tau}}{\sum_{j \in P_i} w_{ij}
+        e^{s(a_i, p_j)/\tau} + \sum_{n \in N_i} e^{s(a_i, n)/\tau}}$$
 
     - ``in_batch`` (unsup-SimCSE, Gao, Yao, Chen 2021): P_i is every positive of the batch, so the
       other rows' positives are negatives; otherwise P_i = {i} (MoCo-style losses, as QFCL's).
@@ -82,10 +82,11 @@ def info_nce(
 
 
 def mixed_negatives(z2: torch.Tensor, lam: float, partner: torch.Tensor) -> torch.Tensor:
-    """MixCSE hard negatives (Zhang et al. 2022, "Unsupervised Sentence Representation via
+    r"""MixCSE hard negatives (Zhang et al. 2022, "Unsupervised Sentence Representation via
     Contrastive Learning with Mixing Negatives", AAAI):
 
-        m_i = sg( normalize( lam * z2_i + (1 - lam) * z2_{partner(i)} ) )
+        $$m_i = \mathrm{sg}\left(\frac{\lambda z_{2,i} + (1 - \lambda) z_{2,\pi(i)}}{\lVert \lambda z_{2,i}
+        + (1 - \lambda) z_{2,\pi(i)} \rVert}\right), \quad \pi = \texttt{partner}$$
 
     ``partner`` [B] must satisfy partner(i) != i. Stop-gradient (sg) keeps the mixture a
     fixed target, so no gradient flows into it.
@@ -95,10 +96,11 @@ def mixed_negatives(z2: torch.Tensor, lam: float, partner: torch.Tensor) -> torc
 
 
 def instance_weights(complementary: torch.Tensor, phi: float = 0.9) -> torch.Tensor:
-    """Instance weights from a frozen complementary model (DCLR: Zhou et al. 2022, "Debiased
+    r"""Instance weights from a frozen complementary model (DCLR: Zhou et al. 2022, "Debiased
     Contrastive Learning of Unsupervised Sentence Representations", ACL):
 
-        w_ij = 0 if s(c_i, c_j) >= phi and i != j else 1
+        $$w_{ij} = \begin{cases} 0 & \text{if } s(c_i, c_j) \geq \phi \text{ and } i \neq j \\ 1 & \text{otherwise}
+        \end{cases}$$
 
     where c are the complementary model's embeddings of the batch. Likely false negatives
     (near-duplicates of the anchor) leave the denominator.

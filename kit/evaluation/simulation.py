@@ -4,7 +4,7 @@ equally good (its false rate under the null) and when one is better (its power),
 A simulated task has n items with gold scores g ~ U(0, 4) (z: g standardised). Every training run s of a method m gives
 each item an output
 
-    x_{m,s,i} = q_{m,s} z_i + c_i + u_{m,i} + w_{m,s,i}
+    $$x_{m,s,i} = q_{m,s} z_i + c_i + u_{m,i} + w_{m,s,i}$$
 
 where q_{m,s} ~ N(q_m, sd_run) is the run's overall quality (a good or bad seed), c_i ~ N(0, sd_shared) is what makes an
 item hard for every method (the pairing removes it), u_{m,i} ~ N(0, sd_method) is how the method's errors fall on this
