@@ -315,3 +315,14 @@ def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeyp
     monkeypatch.setattr(kit.data, "DATASETS", {**DATASETS, "rqe-copy": added})
     changed = docs.datasets_block()
     assert "| `rqe-copy` | `copy.jsonl` | no | a licence of its own |" in changed and changed not in page
+
+
+def test_the_speed_tables_are_each_benchmarks_newest_and_a_missing_one_is_named(tmp_path):
+    from kit.docs import latest_benchmarks
+
+    results = tmp_path / "machine.md"
+    results.write_text("## encode.py: old\n\n| a |\n\n## evaluate.py: only\n\nx\n\n## encode.py: new\n\n| b |\n")
+    block = latest_benchmarks(results, ("evaluate.py", "encode.py"))
+    assert block == "#### evaluate.py: only\n\nx\n\n#### encode.py: new\n\n| b |\n"
+    with pytest.raises(ValueError, match="no table of memory.py"):
+        latest_benchmarks(results, ("memory.py",))
