@@ -161,7 +161,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--max-length", type=int, default=32)
     ap.add_argument(
-        "--only", nargs="+", default=None, help="time only these CUDA loops (kit, kit fp32, kit graphs, ...)"
+        "--only", nargs="+", default=None, help="time only these loops (kit, kit fp32, kit graphs, kit bf16-cpu, ...)"
     )
     args = ap.parse_args()
     model = args.model or ("tiny-random-bert" if args.quick else "minilm")
@@ -184,6 +184,8 @@ def main() -> None:
         loops["kit grouped"] = (kit_loop, replace(cfg, length_grouped=True))
         # the price of clipping: the kit computes the norm for its history even with max_grad_norm=None
         loops["minimal no clip"] = (minimal_loop, replace(cfg, max_grad_norm=None))
+    if not cuda:  # the CPU's opt-in bf16 autocast against its fp32 default
+        loops["kit bf16-cpu"] = (kit_loop, replace(cfg, precision="bf16-cpu"))
     if args.only:  # the reference (minimal) always runs: every ratio is against it
         loops = {name: loop for name, loop in loops.items() if name in ("minimal", *args.only)}
     corpus = load_pubmed_sentences(limit=5000)
@@ -203,6 +205,7 @@ def main() -> None:
         "kit graphs": "kit train_contrastive, bf16 + cuda_graphs=True",
         "kit grouped": "kit train_contrastive, bf16 + length_grouped=True",
         "minimal no clip": "minimal PyTorch (bf16 autocast), no clipping",
+        "kit bf16-cpu": "kit train_contrastive, precision bf16-cpu (bf16 autocast on the CPU)",
     }
     rows = [f"| {labels[name]} | {t:.4f} | {cfg.batch_size / t:,.0f} | {t / m:.2f} |" for name, t in best.items()]
     notes = []
@@ -219,6 +222,11 @@ def main() -> None:
             if n in best
         ]
         notes.append(f"speed-up over kit fp32 eager (target >= 2.5x): {'; '.join(speedups)}")
+    if "kit bf16-cpu" in best:
+        notes.append(
+            f"speed-up of precision bf16-cpu over the kit's fp32 CPU step: "
+            f"**{best['kit'] / best['kit bf16-cpu']:.2f}x**"
+        )
     table = "\n".join(
         [
             f"model {model}, device {args.device}, batch {cfg.batch_size}, length {cfg.max_length}, {cfg.steps} steps "

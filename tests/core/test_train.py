@@ -177,3 +177,24 @@ def test_gradients_are_clipped_to_max_grad_norm_and_the_history_says_how_often(c
     assert TrainConfig().max_grad_norm == 1.0
     with pytest.raises(ValueError, match="max_grad_norm"):
         TrainConfig(max_grad_norm=0)
+
+
+def test_bf16_cpu_precision_autocasts_the_cpu_step_and_bf16_leaves_it_in_fp32(corpus):
+    """``bf16`` keeps CPU runs in fp32 (their results equal ``fp32``'s); ``bf16-cpu`` runs the CPU step under bf16
+    autocast: a finite loss that differs from fp32's."""
+    from kit.core.devices import autocast
+
+    x = torch.ones(2, 2)
+    with autocast(torch.device("cpu"), "bf16"):
+        assert (x @ x).dtype == torch.float32
+    with autocast(torch.device("cpu"), "bf16-cpu"):
+        assert (x @ x).dtype == torch.bfloat16
+
+    def losses(precision):
+        enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+        cfg = TrainConfig(**{**CONFIG, "precision": precision})
+        rows = train_contrastive(enc, corpus, cfg, lambda e: {"spearman_dev": 0.0}).rows
+        return [r["loss"] for r in rows if r["loss"] is not None]
+
+    fp32, bf16, bf16_cpu = losses("fp32"), losses("bf16"), losses("bf16-cpu")
+    assert len(fp32) == 2 and fp32 == bf16 and np.isfinite(bf16_cpu).all() and bf16_cpu != fp32
