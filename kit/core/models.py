@@ -373,6 +373,15 @@ dtype: the kit's pretrained mini-BERTs are stored in fp16, fine-tuned in fp16 on
 scored in fp16 they differ from the fp32 scores a report's precision names."""
 
 
+def length_sorted(texts: list[str], batch_size: int, show_progress: bool | None = None, desc: str = "encode"):
+    """Index arrays of ``texts`` in batches of ``batch_size``, longest first, so that each batch pads to similar
+    lengths; under a progress bar when ``show_progress`` says so (None: more than four batches)."""
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    starts = range(0, len(texts), batch_size)
+    show = len(starts) > 4 if show_progress is None else show_progress
+    return (order[s : s + batch_size] for s in bar(starts, show=show, desc=desc))
+
+
 class Encoder(nn.Module):
     """A backbone, its tokenizer and a pooler; ``forward`` maps tokenized features to embeddings."""
 
@@ -467,12 +476,8 @@ class Encoder(nn.Module):
         """
         was_training = self.training
         self.eval()
-        order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        starts = range(0, len(texts), batch_size)
-        show = len(starts) > 4 if show_progress is None else show_progress
-        for s in bar(starts, show=show, desc="encode"):
-            idx = order[s : s + batch_size]
+        for idx in length_sorted(texts, batch_size, show_progress):
             feats = to_device(self.tokenize([texts[i] for i in idx], max_length), self.device)
             emb = self(feats).float()
             if normalize:

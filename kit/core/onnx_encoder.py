@@ -24,7 +24,7 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.progress import bar
+from kit.core.models import length_sorted
 from kit.data.resolver import cache_dir
 
 EXPORT_VERSION = 1  # bump when the exported graph changes, so older exports are not reused
@@ -149,12 +149,8 @@ class OnnxEncoder:
         show_progress: bool | None = None,
     ) -> np.ndarray:
         """As ``Encoder.encode``: float32 [len(texts), dim] in input order, batches sorted by length."""
-        order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        starts = range(0, len(texts), batch_size)
-        show = len(starts) > 4 if show_progress is None else show_progress
-        for s in bar(starts, show=show, desc="encode (onnx)"):
-            idx = order[s : s + batch_size]
+        for idx in length_sorted(texts, batch_size, show_progress, "encode (onnx)"):
             features = self.tokenizer(
                 [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="np"
             )
