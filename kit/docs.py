@@ -24,7 +24,7 @@
   ``tables.tex``.
 
 As MkDocs hooks (``mkdocs.yml``): ``on_files`` draws the results page's forest plots, ``on_page_content`` shows the
-docstrings' display formulas (``$$...$$`` TeX) on the API page as MathML.
+docstrings' display formulas (TeX between double dollar signs) on the API page as MathML.
 """
 
 from __future__ import annotations
@@ -1015,7 +1015,7 @@ _CODE_BLOCK = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S)
 
 
 def on_page_content(html, page, config, files):
-    """MkDocs hook: a docstring's display formula, written as an indented ``$$...$$`` block of TeX (a code block
+    """MkDocs hook: a docstring's display formula, an indented block of TeX between double dollar signs (a code block
     to Markdown, so its backslashes and underscores arrive whole), shown as MathML, as the study pages show theirs."""
     from latex2mathml.converter import convert
 
