@@ -222,7 +222,7 @@ def main() -> None:
             if n in best
         ]
         notes.append(f"speed-up over kit fp32 eager (target >= 2.5x): {'; '.join(speedups)}")
-    if "kit bf16-cpu" in best:
+    if "kit bf16-cpu" in best and "kit" in best:
         notes.append(
             f"speed-up of precision bf16-cpu over the kit's fp32 CPU step: "
             f"**{best['kit'] / best['kit bf16-cpu']:.2f}x**"

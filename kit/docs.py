@@ -644,11 +644,13 @@ def with_block(page: Path, block: str, markers: tuple[str, str] = MARKERS, *more
 
 def latest_benchmarks(results: Path, scripts: Sequence[str]) -> str:
     """The newest table of each of ``scripts`` in a benchmark results file, as the benchmark wrote it (its title a
-    level-4 heading); ValueError naming the file when a script has none."""
+    level-4 heading), from a run of its default command (``python <script>``: another model or subset is another
+    question than the page's); ValueError naming the file when a script has none."""
     sections = ("\n" + results.read_text(encoding="utf-8")).split("\n## ")[1:]
     out = []
     for script in scripts:
-        mine = [s for s in sections if s.startswith(f"{script}:")]
+        default = f", `python {script}`\n"
+        mine = [s for s in sections if s.startswith(f"{script}:") and default in s.split("\n\n")[1] + "\n"]
         if not mine:
             raise ValueError(f"{results}: no table of {script} (run it in full: python benchmarks/{script})")
         out.append("#### " + mine[-1].strip("\n") + "\n")
@@ -1023,7 +1025,10 @@ def on_page_content(html, page, config, files):
         text = html_module.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
         if not (text.startswith("$$") and text.endswith("$$") and len(text) > 4):
             return match.group(0)
-        return convert(text[2:-2].strip(), display="block")
+        try:
+            return convert(text[2:-2].strip(), display="block")
+        except Exception as err:  # latex2mathml's own errors name no page
+            raise ValueError(f"{page.file.src_path}: a formula latex2mathml cannot read: {text[:80]} ({err})") from err
 
     return _CODE_BLOCK.sub(formula, html)
 

@@ -155,18 +155,48 @@ def parser() -> Parser:
         default=str(default_cache()),
         help="embedding cache folder (default: $KIT_CACHE/embeddings)",
     )
-    ap.add_argument("--no-cache", action="store_true", help="encode every text, read and write no cache")
+    ap.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="encode every text, read and write no embedding cache (an ONNX export is still cached)",
+    )
     return ap
 
 
+def backend_refusal(backend: str, models: list[str], pooler: str, precision: str, device: str) -> None:
+    """ValueError naming ``--backend`` when an ONNX backend cannot run: ONNX Runtime missing, bf16, a device other
+    than the CPU, or a model that sentence-transformers encodes with its own modules (no ``--pooler`` given)."""
+    from kit.core.models import resolve_model
+    from kit.core.onnx_encoder import onnx_available
+    from kit.evaluation.embeddings import model_pooler
+
+    if not onnx_available():
+        raise ValueError(
+            f"argument --backend: {backend} needs ONNX Runtime (pip install onnxruntime); or --backend torch"
+        )
+    if precision != "fp32" or device not in ("auto", "cpu"):
+        raise ValueError(
+            f"argument --backend: {backend} runs in fp32 on the CPU; drop --precision/--device or use torch"
+        )
+    own = [m for m in models if pooler == "auto" and model_pooler(resolve_model(m)) is None]
+    if own:
+        raise ValueError(
+            f"argument --backend: {', '.join(own)} is encoded by sentence-transformers with its own modules; "
+            "use torch or name a --pooler"
+        )
+
+
 def checked_tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks, after what argparse cannot check one value at a time: no model named twice, every pair of
-    ``--compare`` among the models, and every task's dataset read (a missing or malformed one, or one with no item,
-    is refused before any model runs). Raises ``ValueError`` naming the argument."""
+    """The tasks, after what argparse cannot check one value at a time: no model named twice, a backend that can run
+    them (``backend_refusal``), every pair of ``--compare`` among the models, and every task's dataset read (a missing
+    or malformed one, or one with no item, is refused before any model runs). Raises ``ValueError`` naming the
+    argument."""
     same = [str(Path(m).expanduser().resolve()) if Path(m).expanduser().is_dir() else m for m in args.models]
     twice = sorted({m for m, key in zip(args.models, same) if same.count(key) > 1})
     if twice:
         raise ValueError(f"argument models: {', '.join(twice)} name one model twice; name each model once")
+    if args.backend != "torch":
+        backend_refusal(args.backend, args.models, args.pooler, args.precision, args.device)
     out = Path(args.out)
     for name, kind in (("evaluation.html", "a file"), ("evaluation.json", "a file"), ("mteb", "a folder")):
         path = out / name

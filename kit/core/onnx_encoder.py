@@ -8,9 +8,9 @@ quantisation of the weights) is faster and moves embeddings, so it is an option,
 machine the fp32 path is 1.08x PyTorch with batches of 64 texts and equal to it with the suite's token batches, so
 PyTorch stays the default (``benchmarks/encode.py``, ``benchmarks/evaluate.py``).
 
-An export is used only when its folder's manifest names the same weights and its file still has the
-digest recorded when it was written; anything else (a truncated file, another model's export) is set aside
-and exported again.
+An export is used only when its folder's manifest names the same weights (and graph: configuration, versions)
+and its file still has the digest recorded when it was written: a damaged file or manifest is set aside, a
+manifest written for other weights is replaced, and the model is exported again.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from kit.core.fingerprint import digest, file_digest
 from kit.core.models import length_sorted
 from kit.data.resolver import cache_dir
 
-EXPORT_VERSION = 1  # bump when the exported graph changes, so older exports are not reused
+EXPORT_VERSION = 2  # bump when the exported graph changes, so older exports are not reused
 
 
 def onnx_available() -> bool:
@@ -39,10 +39,17 @@ def onnx_available() -> bool:
 
 
 def weights_digest(encoder) -> str:
-    """``digest`` of the encoder's pooler and every parameter and buffer (name, dtype, shape, bytes)."""
+    """``digest`` of what decides the exported graph: the encoder's pooler, its backbone's class and configuration
+    (heads, activation, attention implementation), the torch and transformers versions, and every parameter and
+    buffer (name, dtype, shape, bytes)."""
+    import transformers
+
+    backbone = encoder.backbone
+    graph = [type(backbone).__name__, backbone.config.to_json_string(), backbone.config._attn_implementation]
+    versions = [torch.__version__, transformers.__version__]
     state = encoder.state_dict()
     tensors = [(k, v.detach().cpu().contiguous().numpy()) for k, v in sorted(state.items())]
-    return digest("kit onnx export", EXPORT_VERSION, encoder.pooler, torch.__version__, tensors)
+    return digest("kit onnx export", EXPORT_VERSION, encoder.pooler, graph, versions, tensors)
 
 
 class _Graph(torch.nn.Module):
@@ -84,10 +91,17 @@ def export(encoder, folder: Path, quantize: bool = False) -> Path:
     encoder.train(was_training)
     files = {"model.onnx": file_digest(fp32)}
     if quantize:
+        import logging
+
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         int8 = folder / "model.int8.onnx"
-        write_atomic(int8, lambda tmp: quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8))
+        root, level = logging.getLogger(), logging.getLogger().level
+        root.setLevel(logging.ERROR)  # its advice to pre-process first goes to the root logger, on every export
+        try:
+            write_atomic(int8, lambda tmp: quantize_dynamic(fp32, tmp, weight_type=QuantType.QInt8))
+        finally:
+            root.setLevel(level)
         files["model.int8.onnx"] = file_digest(int8)
     manifest = {"weights": folder.name, "inputs": names, "dim": encoder.dim, "files": files}
     write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=1))
@@ -103,11 +117,13 @@ def _valid(folder: Path, file: str) -> dict | None:
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         recorded = manifest["files"].get(file)
-    except (ValueError, KeyError, AttributeError) as err:
+        if not {"inputs", "dim", "weights"} <= manifest.keys():
+            raise KeyError("it lacks inputs, dim or weights")
+    except (ValueError, KeyError, AttributeError, TypeError) as err:
         set_aside(manifest_path, f"{type(err).__name__}: {err}")
         return None
     if recorded is None or manifest.get("weights") != folder.name:
-        return None
+        return None  # another export's manifest, or one without this file: exported again, over it
     if not path.is_file() or file_digest(path) != recorded:
         if path.is_file():
             set_aside(path, f"its digest is not the {recorded} its export recorded")
@@ -138,6 +154,8 @@ class OnnxEncoder:
         if manifest is None:
             export(encoder, folder, quantize=int8)
             manifest = _valid(folder, file)
+        if manifest is None:  # another process rewrote the folder meanwhile
+            raise RuntimeError(f"the ONNX export under {folder} changed while it was written; run the command again")
         return cls(folder / file, encoder.tokenizer, manifest["inputs"], manifest["dim"], torch.get_num_threads())
 
     def encode(

@@ -206,7 +206,7 @@ class Embedder:
         """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
         ``model_pooler``). ``precision`` ``bf16`` encodes under bf16 autocast (CPUs with native bf16 and CUDA
         run it about twice as fast; vectors differ from fp32 in the fourth decimal). ``backend``: one of
-        ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU."""
+        ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU (``device`` ``auto`` is the CPU for them)."""
         from kit.core.devices import resolve_device
         from kit.core.models import Encoder, model_fingerprint, resolve_model
         from kit.core.onnx_encoder import OnnxEncoder
@@ -217,7 +217,7 @@ class Embedder:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         source = resolve_model(name)  # the name resolved once: its folder (or hub name) and what it is
         chosen = model_pooler(source) if pooler == "auto" else pooler
-        torch_device = resolve_device(device)
+        torch_device = resolve_device("cpu" if backend != "torch" and device == "auto" else device)
         if backend != "torch" and not (chosen is not None and torch_device.type == "cpu" and precision == "fp32"):
             why = "a sentence-transformers model with its own modules" if chosen is None else "not the CPU in fp32"
             raise ValueError(f"backend {backend!r} runs kit encoders on the CPU in fp32; {name!r} is {why}")

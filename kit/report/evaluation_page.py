@@ -132,7 +132,7 @@ def render_html(result: SuiteResult, about: list[dict]) -> str:
     models = "".join(
         f"<li><b>{html.escape(a['name'])}</b>: {html.escape(a.get('description', ''))}; pooler "
         f"{html.escape(str(a.get('pooler', '')))}, max length {a.get('max_length', '')}, "
-        f"{html.escape(str(a.get('precision', '')))}</li>"
+        f"{html.escape(str(a.get('precision', '')))}, backend {html.escape(str(a.get('backend', 'torch')))}</li>"
         for a in about
     )
     declarations = [

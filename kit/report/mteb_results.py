@@ -55,7 +55,9 @@ def model_meta(name: str, fingerprint: str, about: dict, languages: list[str]) -
         "open_weights": True,
         "public_training_code": None,
         "public_training_data": None,
-        "framework": ["Sentence Transformers", "PyTorch"],
+        "framework": ["ONNX"]
+        if about.get("backend", "torch").startswith("onnx")
+        else ["Sentence Transformers", "PyTorch"],
         "reference": None,
         "similarity_fn_name": "cosine",
         "use_instructions": False,
@@ -112,6 +114,8 @@ def write_mteb_results(result: SuiteResult, about: list[dict], out: Path) -> lis
     written = []
     for model, details in zip(result.models, about):
         fingerprint = (details.get("fingerprint") or model_fingerprint(model)).rpartition("@")[2]  # a hub commit
+        if details.get("backend") == "onnx-int8":  # quantised weights score otherwise: never beside the exact scores
+            fingerprint += "-onnx-int8"
         folder = Path(out) / "results" / model_name(model).replace("/", "__") / fingerprint
         languages = sorted({LANGUAGES.get(t.task.language, t.task.language) for t in result.tasks})
         meta = model_meta(model, fingerprint, details, languages)

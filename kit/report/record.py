@@ -24,6 +24,7 @@ PACKAGES = (
     "scikit-learn",
     "scipy",
     "papermill",
+    "onnxruntime",
 )
 
 

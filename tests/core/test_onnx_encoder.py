@@ -53,8 +53,11 @@ def test_damaged_or_stale_export_is_set_aside_and_exported_again(tmp_path, damag
         manifest.write_text("{not json")
     else:  # a manifest written for other weights
         manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "weights": "0" * 16}))
+    written = model.stat().st_mtime_ns
     fast = OnnxEncoder.from_encoder(enc, cache=tmp_path)
     np.testing.assert_allclose(fast.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+    assert model.stat().st_mtime_ns != written  # exported again, whatever the damage
+    assert json.loads(manifest.read_text())["weights"] == folder.name
     if damage != "stale manifest":
         assert "set aside" in capsys.readouterr().err
         assert any(".damaged-" in p.name for p in folder.iterdir())
@@ -71,14 +74,15 @@ def test_int8_is_an_option_close_to_fp32(tmp_path):
 
 def test_embedder_backends(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_CACHE", str(tmp_path))
-    fast = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="onnx")
+    fast = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="onnx")  # auto: CPU
     default = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, device="cpu")
     assert fast.about["backend"] == "onnx" and default.about["backend"] == "torch"
     np.testing.assert_allclose(fast(TEXTS), default(TEXTS), atol=1e-4)
     assert (tmp_path / "onnx").is_dir()
     exact = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx", device="cpu")
     int8 = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx-int8", device="cpu")
-    assert exact.key == Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="torch").key
+    torch_key = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="torch", device="cpu").key
+    assert exact.key == torch_key
     assert int8.key != exact.key  # quantised vectors never share the exact ones' cache files
 
 
@@ -93,3 +97,54 @@ def test_embedder_backends(tmp_path, monkeypatch):
 def test_embedder_refuses_a_backend_it_cannot_run(settings, message):
     with pytest.raises(ValueError, match=message):
         Embedder.from_name("tiny-random-bert", "mean", use_cache=False, device="cpu", **settings)
+
+
+def test_another_configuration_with_the_same_weights_gets_its_own_export(tmp_path):
+    """The export is keyed by what decides the graph, not the weights alone: the same tensors under another
+    activation compute other vectors."""
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    first = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    enc.backbone.config.hidden_act = "relu"
+    for layer in enc.backbone.encoder.layer:
+        layer.intermediate.intermediate_act_fn = torch.nn.ReLU()
+    other = OnnxEncoder.from_encoder(enc, cache=tmp_path)
+    assert other.path != first.path
+    np.testing.assert_allclose(other.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--precision", "bf16"], "argument --backend: onnx runs in fp32 on the CPU"),
+        (["--device", "cpu", "--precision", "bf16"], "argument --backend: onnx runs in fp32 on the CPU"),
+    ],
+)
+def test_kit_evaluate_refuses_an_onnx_backend_it_cannot_run_before_any_work(tmp_path, capsys, extra, message):
+    from kit.evaluate import main
+
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as stop:
+        main(["tiny-random-bert", "--tasks", "biosses-test", "--backend", "onnx", "--out", str(out), *extra])
+    assert stop.value.code == 2 and message in capsys.readouterr().err and not out.exists()
+
+
+def test_kit_evaluate_scores_on_onnx_as_on_torch(tmp_path, monkeypatch):
+    from kit.evaluate import main
+
+    monkeypatch.setenv("KIT_CACHE", str(tmp_path / "cache"))
+    scores = {}
+    for backend in ("torch", "onnx"):
+        out = tmp_path / backend
+        args = ["tiny-random-bert", "--tasks", "biosses-test", "--no-cache", "--resamples", "200"]
+        assert main([*args, "--backend", backend, "--out", str(out)]) == 0
+        record = json.loads((out / "evaluation.json").read_text())
+        scores[backend] = json.dumps(untimed(record["tasks"]), sort_keys=True)
+        assert f"backend {backend}" in (out / "evaluation.html").read_text()
+    assert scores["onnx"] == scores["torch"]
+
+
+def untimed(value):
+    """``value`` without its timings (keys holding ``seconds``)."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if "seconds" not in k}
+    return [untimed(v) for v in value] if isinstance(value, list) else value
