@@ -14,10 +14,10 @@ move is measured. ``--quick`` scores tiny-random-bert on three small tasks with 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import tempfile
 import time
+from unittest import mock
 
 import torch
 from _common import record
@@ -27,26 +27,19 @@ from kit.evaluation.embeddings import Embedder, EmbeddingCache
 from kit.evaluation.suite import SuiteResult, evaluate
 from kit.evaluation.tasks import select
 
-VARIANTS = {"torch fp32": ("torch", "fp32"), "onnx fp32": ("onnx", "fp32"), "onnx int8": ("onnx-int8", "fp32")}
-VARIANTS["torch bf16"] = ("torch", "bf16")
+VARIANTS = {
+    "torch fp32": ("torch", "fp32"),
+    "onnx fp32": ("onnx", "fp32"),
+    "onnx int8": ("onnx-int8", "fp32"),
+    "torch bf16": ("torch", "bf16"),
+}
 TARGET = 90
-
-
-@contextlib.contextmanager
-def cold_kit_cache(folder: str):
-    """``$KIT_CACHE`` set to ``folder`` meanwhile, so that the ONNX export too is made cold."""
-    before = os.environ.get("KIT_CACHE")
-    os.environ["KIT_CACHE"] = folder
-    try:
-        yield
-    finally:
-        os.environ.pop("KIT_CACHE") if before is None else os.environ.__setitem__("KIT_CACHE", before)
 
 
 def timed_suite(model: str, tasks, backend: str, precision: str, batch_tokens: int, resamples: int):
     """(cold seconds, cold result, warm seconds, warm result, texts encoded cold) with a fresh cache (embeddings
     and ONNX exports)."""
-    with tempfile.TemporaryDirectory() as folder, cold_kit_cache(folder):
+    with tempfile.TemporaryDirectory() as folder, mock.patch.dict(os.environ, {"KIT_CACHE": folder}):  # ONNX too
         cache = EmbeddingCache(folder)
 
         def run() -> tuple[float, SuiteResult, Embedder]:

@@ -649,8 +649,8 @@ def latest_benchmarks(results: Path, scripts: Sequence[str]) -> str:
     sections = ("\n" + results.read_text(encoding="utf-8")).split("\n## ")[1:]
     out = []
     for script in scripts:
-        default = f", `python {script}`\n"
-        mine = [s for s in sections if s.startswith(f"{script}:") and default in s.split("\n\n")[1] + "\n"]
+        default = f", `python {script}`"  # the line under the title ends in the command the run was made with
+        mine = [s for s in sections if s.startswith(f"{script}:") and s.split("\n\n")[1].endswith(default)]
         if not mine:
             raise ValueError(f"{results}: no table of {script} (run it in full: python benchmarks/{script})")
         out.append("#### " + mine[-1].strip("\n") + "\n")
@@ -1019,14 +1019,14 @@ _CODE_BLOCK = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S)
 def on_page_content(html, page, config, files):
     """MkDocs hook: a docstring's display formula, an indented block of TeX between double dollar signs (a code block
     to Markdown, so its backslashes and underscores arrive whole), shown as MathML, as the study pages show theirs."""
-    from latex2mathml.converter import convert
+    from kit.report.export import to_mathml
 
     def formula(match: re.Match) -> str:
         text = html_module.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
         if not (text.startswith("$$") and text.endswith("$$") and len(text) > 4):
             return match.group(0)
         try:
-            return convert(text[2:-2].strip(), display="block")
+            return to_mathml(text).strip()
         except Exception as err:  # latex2mathml's own errors name no page
             raise ValueError(f"{page.file.src_path}: a formula latex2mathml cannot read: {text[:80]} ({err})") from err
 

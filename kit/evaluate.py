@@ -23,7 +23,16 @@ from pathlib import Path
 
 from kit.core.cli import Parser, checked, integer, output_folder
 from kit.core.files import json_text, write_text_atomic
-from kit.evaluation.embeddings import BACKENDS, PRECISIONS, Embedder, EmbeddingCache, default_cache
+from kit.evaluation.embeddings import (
+    BACKENDS,
+    PRECISIONS,
+    Embedder,
+    EmbeddingCache,
+    backend_device,
+    default_cache,
+    model_pooler,
+    onnx_refusal,
+)
 from kit.evaluation.families import add_family_options
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
@@ -164,26 +173,15 @@ def parser() -> Parser:
 
 
 def backend_refusal(backend: str, models: list[str], pooler: str, precision: str, device: str) -> None:
-    """ValueError naming ``--backend`` when an ONNX backend cannot run: ONNX Runtime missing, bf16, a device other
-    than the CPU, or a model that sentence-transformers encodes with its own modules (no ``--pooler`` given)."""
+    """ValueError naming ``--backend`` when an ONNX backend cannot encode one of ``models`` (``onnx_refusal``)."""
+    from kit.core.devices import resolve_device
     from kit.core.models import resolve_model
-    from kit.core.onnx_encoder import onnx_available
-    from kit.evaluation.embeddings import model_pooler
 
-    if not onnx_available():
-        raise ValueError(
-            f"argument --backend: {backend} needs ONNX Runtime (pip install onnxruntime); or --backend torch"
-        )
-    if precision != "fp32" or device not in ("auto", "cpu"):
-        raise ValueError(
-            f"argument --backend: {backend} runs in fp32 on the CPU; drop --precision/--device or use torch"
-        )
-    own = [m for m in models if pooler == "auto" and model_pooler(resolve_model(m)) is None]
-    if own:
-        raise ValueError(
-            f"argument --backend: {', '.join(own)} is encoded by sentence-transformers with its own modules; "
-            "use torch or name a --pooler"
-        )
+    device_type = resolve_device(backend_device(backend, device)).type
+    for model in models:
+        chosen = model_pooler(resolve_model(model)) if pooler == "auto" else pooler
+        if why := onnx_refusal(chosen, device_type, precision):
+            raise ValueError(f"argument --backend: {backend} runs in fp32 on the CPU with ONNX Runtime; {model}: {why}")
 
 
 def checked_tasks(args: argparse.Namespace) -> list[Task]:

@@ -46,6 +46,25 @@ vectors to about 1e-6 and on these 2 cores no faster with the suite's token batc
 PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
 
 
+def backend_device(backend: str, device: str) -> str:
+    """The device a backend encodes on: ``auto`` is the CPU for the ONNX backends, else ``device`` as given."""
+    return "cpu" if backend != "torch" and device == "auto" else device
+
+
+def onnx_refusal(chosen: str | None, device_type: str, precision: str) -> str | None:
+    """Why the ONNX backends cannot encode a model read with pooler ``chosen`` (None: sentence-transformers' own
+    modules) on ``device_type`` in ``precision``; None when they can."""
+    from kit.core.onnx_encoder import onnx_available
+
+    if not onnx_available():
+        return "ONNX Runtime is not installed (pip install onnxruntime)"
+    if chosen is None:
+        return "sentence-transformers encodes it with its own modules (name a pooler)"
+    if device_type != "cpu" or precision != "fp32":
+        return f"it was asked for {device_type} in {precision}"
+    return None
+
+
 def default_cache() -> Path:
     """``$KIT_CACHE/embeddings`` (``~/.cache/medcse-kit/embeddings`` by default)."""
     return cache_dir() / "embeddings"
@@ -217,10 +236,11 @@ class Embedder:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         source = resolve_model(name)  # the name resolved once: its folder (or hub name) and what it is
         chosen = model_pooler(source) if pooler == "auto" else pooler
-        torch_device = resolve_device("cpu" if backend != "torch" and device == "auto" else device)
-        if backend != "torch" and not (chosen is not None and torch_device.type == "cpu" and precision == "fp32"):
-            why = "a sentence-transformers model with its own modules" if chosen is None else "not the CPU in fp32"
-            raise ValueError(f"backend {backend!r} runs kit encoders on the CPU in fp32; {name!r} is {why}")
+        torch_device = resolve_device(backend_device(backend, device))
+        if backend != "torch" and (why := onnx_refusal(chosen, torch_device.type, precision)):
+            raise ValueError(
+                f"backend {backend!r} runs kit encoders on the CPU in fp32 with ONNX Runtime; {name!r}: {why}"
+            )
 
         def load():
             if chosen is None:
