@@ -430,8 +430,9 @@ class StudyBase:
         teacher)."""
         return row in self.row_seeds() and not self.row_fixed(row)
 
-    def row_run_count(self, row: str) -> int:
-        """How many runs a table row's outputs stack: its seeds (study 2: its benchmark's splits x seeds)."""
+    def row_run_count(self, row: str, task: str | None = None) -> int:
+        """How many runs a table row's outputs stack on ``task`` (None: the suite's): its seeds (study 2: its
+        benchmark's splits x seeds, its k-fold rows' seeds on their held-out task)."""
         return len(self.row_seeds()[row])
 
     def rows_left_out(self) -> dict[str, list[str]]:

@@ -75,6 +75,14 @@ def load_outputs(path: Path, tasks: Sequence[Task] = ()) -> RunOutputs:
     return out
 
 
+def holding(row: str, runs: Sequence[RunOutputs], task: str) -> list[RunOutputs]:
+    """The runs of ``row`` that hold outputs on ``task``; ValueError naming both when none does."""
+    held = [r for r in runs if task in r]
+    if not held:
+        raise ValueError(f"no run of {row!r} has outputs on {task}")
+    return held
+
+
 def shared_items(task: Task, texts: frozenset[str]) -> np.ndarray:
     """For every item of ``task``, whether one of its texts is in ``texts`` (the checkpoint-selection data)."""
     return np.array([any(t in texts for t in item) for item in task.item_texts()], dtype=bool)
@@ -133,7 +141,8 @@ class Evidence:
     ) -> Evidence:
         """The evidence of ``rows`` (row -> its runs' outputs, one per seed, in the same seed order for every row)
         on ``tasks``' main metrics: ``keep`` (task -> item indices) leaves the other items out, ``left_out`` (task ->
-        rows) leaves rows out of a task."""
+        rows) leaves rows out of a task. A row's runs on a task are those that hold it (study 2's k-fold rows: one run
+        per fold and seed on the suite's tasks, one per seed on its held-out task); ValueError when none does."""
         keep, left_out = keep or {}, left_out or {}
         infos, outputs = [], {}
         within = nested(tasks, keep)
@@ -142,7 +151,9 @@ class Evidence:
             statistic = task.statistic(metric)
             idx = np.arange(task.items) if kept is None else np.asarray(kept)
             outputs[task.name] = {
-                row: np.stack([np.asarray(r[task.name][metric], dtype=np.float64) for r in runs])[:, idx]
+                row: np.stack(
+                    [np.asarray(r[task.name][metric], dtype=np.float64) for r in holding(row, runs, task.name)]
+                )[:, idx]
                 for row, runs in rows.items()
                 if row not in left_out.get(task.name, ())
             }

@@ -199,7 +199,7 @@ def size_study(study, run_name: str, reports: Path) -> tuple[Primary | None, Siz
         return None, None
     rows = (primary.row, primary.baseline)
     fixed = {row for row in rows if study.row_fixed(row)}
-    seeds = max([study.row_run_count(row) for row in rows if row not in fixed] or [1])
+    seeds = max([study.row_run_count(row, primary.task) for row in rows if row not in fixed] or [1])
     model = getattr(study.p, "model", None)
     sizing = size(primary, seeds, fixed, pilots(study.notebook, run_name, model, reports), model)
     if sizing is not None and sizing.other_model:  # the ceiling reads the run's own model where a snapshot has it
@@ -258,7 +258,7 @@ def size_control(study, run_name: str, reports: Path) -> Sizing | None:
         if task is not None and control.task != task:
             continue
         fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
-        sizing = size(control, study.row_run_count(control.row), fixed, [path], model)
+        sizing = size(control, study.row_run_count(control.row, control.task), fixed, [path], model)
         if sizing is not None:
             return sizing
     return None

@@ -23,6 +23,7 @@ from kit.params import (
     seeds_param,
     suite_param,
 )
+from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD
 from kit.studies.augmented_sbert.method import CONDITIONS, FitConfig, FitSettings
 
 STARTING = "starting model (no training)"
@@ -154,6 +155,12 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     def cross_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed, epochs=self.cross_epochs, lr=self.cross_lr)
+
+    def primary_tasks(self) -> list[str]:
+        """The suite's tasks, and the held-out task (``kit.studies.augmented_sbert.held_out``) when the run has the
+        k-fold benchmark and its suite scores all BIOSSES pairs."""
+        tasks = super().primary_tasks()
+        return [*tasks, HELD_OUT] if KFOLD in self.benchmarks and ALL_PAIRS in tasks else tasks
 
     def table_rows(self) -> list[str]:
         """The suite's rows: the starting model and every condition of every benchmark (``suite_row``)."""

@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 
 from kit.report.record import RunRecord
-from kit.studies.augmented_sbert.method import (
-    CONDITIONS,
-)
+from kit.studies.augmented_sbert.held_out import HELD_OUT
+from kit.studies.augmented_sbert.method import CONDITIONS
 from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, suite_row
 from kit.studies.augmented_sbert.study import Study, SuiteReport
 
@@ -60,6 +59,12 @@ def _benchmark_note(study: Study, benchmark: str) -> str:
             f"{p.folds}-fold cross-validation over all 100 pairs (folds fixed by seed {p.fold_seed}); each "
             f"fold trains on {100 - 100 // p.folds} pairs and scores the held-out ones; the cell pools every "
             "(fold, seed) score."
+            + (
+                f" On the evaluation suite its rows are also scored on `{HELD_OUT}`: every pair by the fold model that "
+                "held it out."
+                if study.held_out
+                else ""
+            )
         )
     size = "all" if p.nli_train_size is None else f"{p.nli_train_size:,} (seeded sample, seed {p.nli_seed}) of the"
     if benchmark == "rqe":

@@ -46,6 +46,7 @@ from kit.evaluation.task import PairCosineTask, within_ranks
 from kit.evaluation.task import Task as SuiteTask
 from kit.report.model_card import MODELS, mark
 from kit.report.tables import mean_std
+from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD, cross_fitted, held_out_task
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
     Pair,
@@ -131,6 +132,13 @@ class SuiteReport(suite_rows.SuiteReport):
             "benchmark's: the probability of its entailment class), and compared only as the positive control, with "
             "the gold bi-encoder of its runs. " + super().about()
         )
+        if any(task.name == HELD_OUT for task in self.tasks):
+            out += (
+                f" On `{HELD_OUT}` a k-fold row is scored on every BIOSSES pair by the model of the fold that held the "
+                "pair out, each seed's folds pooled into one run (each fold model's scores read as their ranks among "
+                "its scores of all pairs: `kit.studies.augmented_sbert.held_out`); only the k-fold rows and the "
+                "starting model are scored there."
+            )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
                 f"the {', '.join(benchmarks)} rows on `{task}`" for task, benchmarks in self.left_out.items()
@@ -589,9 +597,10 @@ class Study(StudyBase):
     def left_out(self) -> dict[str, list[str]]:
         """Suite task -> the benchmarks whose bi-encoders trained on some of its pairs (k-fold trains on
         BIOSSES test pairs); their rows are left out of that suite task. A suite task declared as study 2's training
-        data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole."""
+        data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole. The held-out task keeps
+        the k-fold rows alone: each of its pairs is scored by a model that did not train on it."""
         out: dict[str, list[str]] = {}
-        for suite_task in self.suite_tasks:
+        for suite_task in self.report_tasks:
             seen = [b for b in self.p.benchmarks if self.left_out_of(b, suite_task)]
             if seen:
                 out[suite_task.name] = seen
@@ -599,17 +608,76 @@ class Study(StudyBase):
 
     def left_out_of(self, benchmark: str, task: SuiteTask) -> bool:
         """Whether ``benchmark``'s rows are left out of the suite ``task`` (``left_out``)."""
+        if task.name == HELD_OUT:
+            return benchmark != KFOLD
         return not task.seen("augmented_sbert") and self.trains_on(benchmark, item_pairs(task))
 
     def row_outputs(self) -> dict[str, list[suite_rows.RunOutputs]]:
         """The starting model's outputs, and each condition's bi-encoders of every benchmark over the benchmark's
         runs (its splits and seeds, paired run by run with the other conditions of the benchmark); when the suite has
-        pair tasks, each benchmark's cross-encoders too (``<benchmark>: cross-encoder``, on those tasks alone)."""
-        outputs = {STARTING: [suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)]}
+        pair tasks, each benchmark's cross-encoders too (``<benchmark>: cross-encoder``, on those tasks alone). With
+        the held-out task (``held_out``), the k-fold rows get one more run per seed holding it alone (its folds'
+        outputs pooled, ``cross_fitted``), and the starting model its all-pairs outputs there."""
+        start = suite_rows.score_run(self._embed(self.starting_bi_encoder), self.suite_tasks)
+        outputs = {STARTING: [start]}
         for benchmark in self.p.benchmarks:
             runs = [self.condition_outputs(*job) for job in self.benchmark_runs(benchmark)]
             outputs.update({suite_row(benchmark, c): [r[c] for r in runs] for c in runs[0]})
+            if benchmark == KFOLD and self.held_out:
+                self.check_held_out()
+                for condition in runs[0]:
+                    outputs[suite_row(benchmark, condition)] += self.held_out_runs([r[condition] for r in runs])
+        if self.held_out:
+            start[HELD_OUT] = start[ALL_PAIRS]
         return outputs
+
+    # ---- the held-out task: every BIOSSES pair scored by the k-fold model that did not train on it ----------------
+    @functools.cached_property
+    def held_out(self) -> SuiteTask | None:
+        """The held-out task (``kit.studies.augmented_sbert.held_out``) when the run has the k-fold benchmark and its
+        suite scores all BIOSSES pairs (``biosses-all``), else None."""
+        all_pairs = next((t for t in self.suite_tasks if t.name == ALL_PAIRS), None)
+        if KFOLD not in self.p.benchmarks or all_pairs is None:
+            return None
+        return held_out_task(all_pairs, self.p.folds)
+
+    @functools.cached_property
+    def report_tasks(self) -> list[SuiteTask]:
+        """The tasks of the suite report: the suite's, and the held-out task when the run has it."""
+        return [*self.suite_tasks, *([self.held_out] if self.held_out else [])]
+
+    def held_out_items(self) -> list[np.ndarray]:
+        """Each fold's test pairs as indices into the all-pairs task's items. ValueError naming ``biosses_path`` when
+        a fold's pair is not one of them (the folds were read from another BIOSSES file)."""
+        index = {pair: i for i, pair in enumerate(self.held_out.item_texts())}
+        out = []
+        for split in self.splits(KFOLD):
+            missing = [pair for pair in split.test if pair not in index]
+            if missing:
+                raise ValueError(
+                    f"parameter 'biosses_path': {len(missing)} k-fold test pair(s) are not pairs of {ALL_PAIRS}, "
+                    "so no fold's pairs can be scored there"
+                )
+            out.append(np.array([index[pair] for pair in split.test]))
+        return out
+
+    def check_held_out(self) -> None:
+        """ValueError when a k-fold run trained on a pair its fold holds out (a silver pair equal to a test pair)."""
+        for benchmark, split, seed in self.benchmark_runs(KFOLD):
+            test = {unordered(a, b) for a, b in self.splits(KFOLD)[split].test}
+            silver = {
+                unordered(a, b) for s in self.run(benchmark, split, seed)["silver"].values() for a, b in s["pairs"]
+            }
+            if test & silver:
+                raise ValueError(
+                    f"{self.run_label(benchmark, split, seed)} trained on {len(test & silver)} held-out pairs"
+                )
+
+    def held_out_runs(self, runs: list[suite_rows.RunOutputs]) -> list[suite_rows.RunOutputs]:
+        """A k-fold row's runs (``benchmark_runs`` order: fold by fold, each over its seeds) as one run per seed on the
+        held-out task (``cross_fitted``)."""
+        seeds, items = len(self.p.kfold_seeds), self.held_out_items()
+        return [cross_fitted(runs[s::seeds], items, self.held_out.items) for s in range(seeds)]
 
     def row_label(self, row: str) -> str:
         """The starting model; ``<condition> (<benchmark>)``; ``cross-encoder teacher (<benchmark>)``."""
@@ -649,7 +717,9 @@ class Study(StudyBase):
             candidates = [b for b in named if b in self.p.benchmarks][:1]
         else:
             task, candidates = self.paper_effect().task, list(self.p.benchmarks)
-        scored = next((t for t in self.pair_tasks if t.name == task and not t.seen("augmented_sbert")), None)
+        scored = next(
+            (t for t in pair_tasks(self.report_tasks) if t.name == task and not t.seen("augmented_sbert")), None
+        )
         benchmark = next((b for b in candidates if scored and not self.left_out_of(b, scored)), None)
         if benchmark is None:
             return None
@@ -665,9 +735,13 @@ class Study(StudyBase):
         """A condition's or the teacher's row of one of this run's benchmarks (``<b>: <condition>``)."""
         return row != STARTING and row.split(": ", 1)[0] in self.p.benchmarks
 
-    def row_run_count(self, row: str) -> int:
-        """The starting model once; a condition's row over its benchmark's runs (splits x seeds)."""
-        return 1 if row == STARTING else len(self.benchmark_runs(row.split(": ", 1)[0]))
+    def row_run_count(self, row: str, task: str | None = None) -> int:
+        """The starting model once; a condition's row over its benchmark's runs (splits x seeds); a k-fold row on the
+        held-out task over its seeds."""
+        if row == STARTING:
+            return 1
+        benchmark = row.split(": ", 1)[0]
+        return len(self.p.kfold_seeds) if task == HELD_OUT else len(self.benchmark_runs(benchmark))
 
     def rows_left_out(self) -> dict[str, list[str]]:
         """The rows of the benchmarks ``left_out`` of each suite task (their training pairs include its pairs), their
@@ -677,11 +751,15 @@ class Study(StudyBase):
             task: [suite_row(benchmark, c) for benchmark in benchmarks for c in (*CONDITIONS, CROSS_ENCODER)]
             for task, benchmarks in self.left_out().items()
         }
-        paired = {task.name for task in self.pair_tasks}
-        for task in self.suite_tasks:
+        paired = {task.name for task in pair_tasks(self.report_tasks)}
+        for task in self.report_tasks:
             if task.name not in paired:
                 out.setdefault(task.name, []).extend(suite_row(b, CROSS_ENCODER) for b in self.p.benchmarks)
         return out
+
+    def suite_report(self) -> SuiteReport:
+        """The base suite report on ``report_tasks`` (the held-out task with the suite's)."""
+        return self.row_report(self.row_outputs(), self.report_tasks, self.SUITE_TITLE)
 
     def report_of(self, evidence: suite_rows.Evidence, tasks: list[SuiteTask], title: str) -> SuiteReport:
         """The base report, which says which benchmarks' rows are ``left_out`` of which task, with the positive
