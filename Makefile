@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev,docs]"
+	$(BIN)/pip install -q -e ".[dev,docs,lab]"
 	touch $(STAMP)
 
 demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 13 minutes on 2 CPU cores, plus the install on first use)
@@ -59,7 +59,8 @@ docs: setup  ## the documentation site from docs/ into site/, offline; --strict 
 	$(BIN)/python -m kit.docs render
 	$(BIN)/mkdocs build --strict --quiet
 
-# JupyterLab is installed on first use (pip needs the network once); offline without it, one line says so.
+# JupyterLab comes with the setup, so that make lab needs no network after make demo; a venv made before it was
+# installed gets it here (pip needs the network that once; offline, one line says so).
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/pip install -q -e ".[lab]" 2>/dev/null || \
 	  { echo "make lab: JupyterLab is not installed and pip could not install it (no network?): run make lab once with the network"; exit 2; }
