@@ -30,7 +30,9 @@ class Task:
     honours; ``load()`` reads them (through the ``kit.data`` loaders, so the data is found as everywhere
     else). ``seen_by``: the studies (notebook names) that train on this data. ``optional``: a task too large for
     the default suite, left out of every group (``all``, ``en``, its type: ``kit.evaluation.tasks.GROUPS``) and
-    scored only when named."""
+    scored only when named. ``nests``: False for a task whose items another task holds but whose outputs come from
+    other models (study 2's held-out task, ``biosses-cv``): it lies within no task and no task within it
+    (``nested``)."""
 
     name: str
     description: str
@@ -41,6 +43,7 @@ class Task:
     seen_by: tuple[str, ...] = ()
     language: str = "en"
     optional: bool = False
+    nests: bool = True
 
     type: ClassVar[str] = ""
     metrics: ClassVar[tuple[str, ...]] = ()  # the main metric first
@@ -132,7 +135,8 @@ class PairCosineTask(Task):
 def nested(tasks: Sequence[Task], keep: Mapping[str, np.ndarray] | None = None) -> dict[str, str]:
     """Task name -> the first other task of the same main metric whose items (``keep``: task -> indices of the items
     scored; all by default) hold every item of it: BIOSSES test within all pairs. Of two tasks with the same items
-    the earlier stands for both. A comparison on a nested task is part of its parent's finding, not a second one."""
+    the earlier stands for both. A comparison on a nested task is part of its parent's finding, not a second one. A
+    task that does not nest (``Task.nests``) is in no such relation."""
     keep = keep or {}
     items = {}
     for task in tasks:
@@ -143,7 +147,7 @@ def nested(tasks: Sequence[Task], keep: Mapping[str, np.ndarray] | None = None) 
     for k, task in enumerate(tasks):
         for j, other in enumerate(tasks):
             same = items[task.name] == items[other.name]
-            if j == k or other.main_metric != task.main_metric or (same and j > k):
+            if j == k or not (task.nests and other.nests) or other.main_metric != task.main_metric or (same and j > k):
                 continue
             if items[task.name] <= items[other.name]:
                 out[task.name] = other.name

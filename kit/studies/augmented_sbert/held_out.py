@@ -1,6 +1,8 @@
 """The k-fold benchmark's held-out task: all of BIOSSES' pairs, each scored by the model of the fold that held it
 out (k-fold cross-validation predictions, Stone 1974), so that a row trained on BIOSSES pairs is still scored on
-100 pairs it never saw, where the BLURB split's test holds 20.
+100 pairs it never saw, gold or silver (``method.compare`` keeps a split's test pairs out of its silver sets), where
+the BLURB split's test holds 20. A sentence of a held-out pair can be in a training pair too: BIOSSES reuses
+sentences across pairs, so the models know some held-out sentences, never a held-out pair or its score.
 
 For each training seed s, pair i of fold f(i) gets the output of fold f(i)'s model at seed s on the all-pairs task:
 its score's rank among that model's scores of all N pairs, r_{f(i),s}(i) / N (``within_ranks``). Each fold's scores
@@ -29,13 +31,15 @@ KFOLD = "biosses_kfold"
 
 def held_out_task(all_pairs: Task, folds: int) -> Task:
     """``all_pairs`` (BIOSSES' all-pairs task) as the held-out task: the same items, statistic and data, not declared
-    as study 2's training data, since each item is scored by a model that did not train on it."""
+    as study 2's training data, since each item is scored by a model that did not train on it, and nested in no task
+    (``Task.nests``): its outputs are other models' than on ``all_pairs``."""
     return dataclasses.replace(
         all_pairs,
         name=HELD_OUT,
         description=f"BIOSSES, all 100 pairs, each scored by the {folds}-fold model that held it out (study 2)",
         split=f"all 100 pairs, {folds}-fold cross-validation predictions",
         seen_by=(),
+        nests=False,
     )
 
 

@@ -7,8 +7,9 @@ trained on gold + silver. This module holds the pair samplers (random sampling a
 sampling: top-k neighbours by a bi-encoder, k = 5 in the paper), cross- and bi-encoder fine-tuning
 through sentence-transformers' trainers, and ``compare``, the gold / +random / +semantic comparison.
 
-Every sampler returns *new* unordered pairs: never a self-pair, never a gold pair in either order,
-never the same pair twice (in either order). sentence-transformers' example scripts
+Every sampler returns *new* unordered pairs: never a self-pair, never a gold pair in either order, never a pair
+the split holds out for its test (a test sentence can also be in a training pair, so a test pair can be drawn from
+the pool), never the same pair twice (in either order). sentence-transformers' example scripts
 (``examples/.../augmented_sbert``) add (a, b) and (b, a) as two pairs and keep gold pairs, so their
 silver sets hold duplicates and copies of gold.
 """
@@ -301,6 +302,7 @@ def compare(
     save_to: Path | None = None,
     each_bi_encoder: Callable[[str, object], None] | None = None,
     each_cross_encoder: Callable[[object], None] | None = None,
+    held_out: list[Pair] = (),
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
@@ -316,6 +318,7 @@ def compare(
     ``each_bi_encoder(condition, st)`` is called with each trained bi-encoder, the final model of its
     training (a study scores it on the evaluation suite there); ``each_cross_encoder(ce)`` with the trained
     cross-encoder, before it labels the silver pairs (a study scores it on the suite's pair tasks there).
+    ``held_out``: the split's test pairs, which no silver set may hold either.
     """
 
     def fit_and_score(pairs, labels, condition):
@@ -339,8 +342,9 @@ def compare(
         each_cross_encoder(ce)
     scores["cross-encoder"] = evaluate(lambda p: silver_labels(cross_scores(ce, p)))
     emb = gold_st.encode(pool, convert_to_numpy=True, normalize_embeddings=True)
-    semantic = semantic_pairs(pool, emb, k, gold)
-    rand = random_pairs(pool, len(semantic), gold, np.random.default_rng(cfg.seed))
+    exclude = [*gold, *held_out]
+    semantic = semantic_pairs(pool, emb, k, exclude)
+    rand = random_pairs(pool, len(semantic), exclude, np.random.default_rng(cfg.seed))
     silver = {name: (pairs, cross_scores(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
     if not all(np.isfinite(s).all() for _, s in silver.values()):
         raise FloatingPointError(f"the cross-encoder trained from {model} labels silver pairs NaN or inf: it diverged")

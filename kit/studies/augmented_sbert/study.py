@@ -12,7 +12,9 @@ Benchmarks (each a list of train/test ``Split``s):
 - ``mednli``: MedNLI (three classes), for users who hold the credentialed files (``mednli_path``).
 
 The silver pool of a split is the set of sentences of its *training* pairs (plus optional PubMed
-sentences for the STS benchmarks): no test sentence ever enters training.
+sentences for the STS benchmarks). BIOSSES reuses sentences across pairs, so a test pair's sentences can both be in
+the pool; no silver set holds a test pair (``method.compare``'s ``held_out``), so no model trains on a pair it is
+scored on.
 
 Every run also scores its three bi-encoders (final models: the study selects no checkpoint) on the
 evaluation-suite tasks of ``suite`` and keeps their item outputs (``suite_file``), and its cross-encoder, the
@@ -263,6 +265,7 @@ class Study(StudyBase):
             "top_k": p.top_k,
             "suite": p.suite,
             "cross_encoder_outputs": "suite pair tasks",  # runs before its suite-cross-encoder.npz hold none
+            "silver_excludes": "gold and test pairs",  # runs before could draw a test pair as a silver pair
         }
         if self.saves_models(benchmark, split, seed):
             settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
@@ -318,6 +321,7 @@ class Study(StudyBase):
                 save_to=run_dir / MODELS if save else None,
                 each_bi_encoder=score_suite,
                 each_cross_encoder=score_cross_encoder,
+                held_out=s.test,
             )
             if save:
                 self.mark_models(benchmark, s, seed, run_dir, {n: len(p) for n, (p, _) in cmp.silver.items()})
@@ -597,17 +601,17 @@ class Study(StudyBase):
     def left_out(self) -> dict[str, list[str]]:
         """Suite task -> the benchmarks whose bi-encoders trained on some of its pairs (k-fold trains on
         BIOSSES test pairs); their rows are left out of that suite task. A suite task declared as study 2's training
-        data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole. The held-out task keeps
-        the k-fold rows alone: each of its pairs is scored by a model that did not train on it."""
+        data (``seen_by``, BIOSSES all pairs) keeps every row: it is reported apart as a whole."""
         out: dict[str, list[str]] = {}
-        for suite_task in self.report_tasks:
+        for suite_task in self.suite_tasks:
             seen = [b for b in self.p.benchmarks if self.left_out_of(b, suite_task)]
             if seen:
                 out[suite_task.name] = seen
         return out
 
     def left_out_of(self, benchmark: str, task: SuiteTask) -> bool:
-        """Whether ``benchmark``'s rows are left out of the suite ``task`` (``left_out``)."""
+        """Whether ``benchmark``'s rows are left out of the suite ``task`` (``left_out``); on the held-out task, every
+        benchmark's but k-fold's."""
         if task.name == HELD_OUT:
             return benchmark != KFOLD
         return not task.seen("augmented_sbert") and self.trains_on(benchmark, item_pairs(task))
@@ -706,10 +710,10 @@ class Study(StudyBase):
         """Augmented SBERT's premise: the cross-encoder teacher beats the gold-only bi-encoder student it labels
         silver pairs for, on held-out gold pairs. ``<b>: cross-encoder`` against ``<b>: gold`` on the primary's task,
         ``<b>`` the primary's benchmark; without a primary, on the paper's task (``paper_effect``), ``<b>`` the
-        first benchmark whose rows are scored there. None when the cross-encoder row cannot be scored on that task
-        (not a pair task of the suite, a task whose data study 2 trains on, or the benchmark trained on its pairs:
-        ``rows_left_out``): a teacher would be scored on its own training pairs. Reads only the
-        runs of the benchmarks it considers (``trains_on``)."""
+        first benchmark whose rows are scored there, else on the held-out task with k-fold's rows. None when the
+        cross-encoder row cannot be scored on that task (not a pair task of the suite, a task whose data study 2
+        trains on, or the benchmark trained on its pairs: ``rows_left_out``): a teacher would be scored on its own
+        training pairs. Reads only the runs of the benchmarks it considers (``trains_on``)."""
         primary = self.primary()
         if primary is not None:
             task = primary.task
@@ -721,6 +725,8 @@ class Study(StudyBase):
             (t for t in pair_tasks(self.report_tasks) if t.name == task and not t.seen("augmented_sbert")), None
         )
         benchmark = next((b for b in candidates if scored and not self.left_out_of(b, scored)), None)
+        if benchmark is None and primary is None and self.held_out:
+            task, benchmark = HELD_OUT, KFOLD
         if benchmark is None:
             return None
         return suite_rows.Control(
@@ -741,15 +747,20 @@ class Study(StudyBase):
         if row == STARTING:
             return 1
         benchmark = row.split(": ", 1)[0]
-        return len(self.p.kfold_seeds) if task == HELD_OUT else len(self.benchmark_runs(benchmark))
+        return (
+            len(self.p.kfold_seeds) if (task, benchmark) == (HELD_OUT, KFOLD) else len(self.benchmark_runs(benchmark))
+        )
 
     def rows_left_out(self) -> dict[str, list[str]]:
         """The rows of the benchmarks ``left_out`` of each suite task (their training pairs include its pairs), their
-        cross-encoders' included; and every cross-encoder row out of the tasks that are not pair tasks (retrieval,
-        probes: ``pair_tasks``)."""
+        cross-encoders' included; the rows of every other benchmark than k-fold out of the held-out task (they have no
+        outputs there); and every cross-encoder row out of the tasks that are not pair tasks (retrieval, probes:
+        ``pair_tasks``)."""
+        others = {HELD_OUT: [b for b in self.p.benchmarks if b != KFOLD]} if self.held_out else {}
         out = {
             task: [suite_row(benchmark, c) for benchmark in benchmarks for c in (*CONDITIONS, CROSS_ENCODER)]
-            for task, benchmarks in self.left_out().items()
+            for task, benchmarks in {**self.left_out(), **others}.items()
+            if benchmarks
         }
         paired = {task.name for task in pair_tasks(self.report_tasks)}
         for task in self.report_tasks:

@@ -5,8 +5,9 @@ once for the module) read into the suite report, its positive control on the 100
 import numpy as np
 import pytest
 
-from kit.evaluation.rows import Evidence, load_outputs
-from kit.evaluation.sts import BIOSSES_ALL
+from kit.evaluation.rows import Control, Evidence, load_outputs
+from kit.evaluation.sts import BIOSSES_ALL, BIOSSES_TEST
+from kit.evaluation.task import nested
 from kit.params import ParameterError
 from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, cross_fitted, held_out_task
 from kit.studies.augmented_sbert.method import CONDITIONS
@@ -29,10 +30,13 @@ def test_each_item_comes_from_the_fold_that_held_it_out():
         cross_fitted(runs[:2], held[:2], 6)
 
 
-def test_the_held_out_task_is_all_pairs_not_declared_as_training_data():
+def test_the_held_out_task_is_all_pairs_not_declared_as_training_data_and_nested_in_none():
     task = held_out_task(BIOSSES_ALL, 5)
     assert task.name == HELD_OUT and task.items == 100 and not task.seen("augmented_sbert")
     assert task.item_texts() == BIOSSES_ALL.item_texts() and "5-fold model that held it out" in task.description
+    # the same pairs, scored by other models: a comparison there is no part of one on biosses-all, nor the reverse
+    assert nested([BIOSSES_ALL, task, BIOSSES_TEST]) == {"biosses-test": "biosses-all"}
+    assert nested([task, BIOSSES_ALL]) == {}
 
 
 def test_a_primary_on_the_held_out_task_needs_the_kfold_benchmark_and_all_pairs_in_the_suite():
@@ -49,6 +53,10 @@ def test_only_the_kfold_rows_and_the_start_are_scored_on_it(tmp_path, monkeypatc
     monkeypatch.setattr(study, "trains_on", lambda benchmark, pairs: True)
     assert [t.name for t in study.report_tasks] == [ALL_PAIRS, HELD_OUT]
     assert study.rows_left_out() == {HELD_OUT: [suite_row("biosses_blurb", c) for c in (*CONDITIONS, CROSS_ENCODER)]}
+    assert study.left_out() == {}  # the report's sentence on rows left out for their training pairs names none
+    assert study.row_run_count(suite_row("biosses_blurb", "gold"), HELD_OUT) == 2  # its own runs: not a k-fold row
+    no_primary = Study(smoke_params(benchmarks=["biosses_kfold"], suite=[ALL_PAIRS], primary=None), tmp_path)
+    assert no_primary.control() == Control(KFOLD_CROSS, KFOLD_GOLD, HELD_OUT, PREMISE, "")
     assert Study(smoke_params(benchmarks=["biosses_kfold"], primary=None), tmp_path).held_out is None  # no biosses-all
 
 

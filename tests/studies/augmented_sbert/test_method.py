@@ -126,7 +126,7 @@ def test_nli_bi_encoder_learns_its_softmax_classifier_from_independent_embedding
     assert (softmax_predictions(st, loss, PAIRS) == labels).mean() == 1.0  # it can fit six training pairs
 
 
-def _compare(num_labels=None, labels=LABELS, save_to=None):
+def _compare(num_labels=None, labels=LABELS, save_to=None, held_out=()):
     pool = list(dict.fromkeys(s for p in PAIRS for s in p))
     calls = []
 
@@ -135,7 +135,16 @@ def _compare(num_labels=None, labels=LABELS, save_to=None):
         return float(len(calls))
 
     result = compare(
-        "tiny-random-bert", PAIRS, np.asarray(labels), pool, 2, evaluate, FIT, num_labels=num_labels, save_to=save_to
+        "tiny-random-bert",
+        PAIRS,
+        np.asarray(labels),
+        pool,
+        2,
+        evaluate,
+        FIT,
+        num_labels=num_labels,
+        save_to=save_to,
+        held_out=list(held_out),
     )
     return result, pool, calls
 
@@ -149,6 +158,16 @@ def test_compare_trains_three_bi_encoders_on_equal_silver_budgets(tmp_path):
     _check_new_pairs(random_set, PAIRS)
     _check_new_pairs(semantic_set, PAIRS)
     assert sorted(d.name for d in tmp_path.iterdir()) == ["gold", "gold+random_silver", "gold+semantic_silver"]
+
+
+def test_no_silver_set_holds_a_pair_the_split_holds_out():
+    """A test pair whose two sentences are both in training pairs can be drawn from the pool: it must not be."""
+    drawn, _, _ = _compare()
+    held_out = [(b, a) for a, b in drawn.silver["semantic"][0][:10]] + list(drawn.silver["random"][0][:5])
+    result, pool, _ = _compare(held_out=held_out)
+    for pairs, _labels in result.silver.values():
+        assert len(pairs) == 2 * len(pool)
+        _check_new_pairs(pairs, PAIRS + held_out)
 
 
 def test_compare_for_nli_labels_silver_pairs_with_classes():
