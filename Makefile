@@ -64,7 +64,7 @@ docs: setup  ## the documentation site from docs/ into site/, offline; --strict 
 lab: setup  ## JupyterLab for the notebooks and the augmentation explorer
 	@$(BIN)/python -c "import jupyterlab" 2>/dev/null || $(BIN)/pip install -q -e ".[lab]" 2>/dev/null || \
 	  { echo "make lab: JupyterLab is not installed and pip could not install it (no network?): run make lab once with the network"; exit 2; }
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)  # root: in a container, say
 
 clean:
 	rm -rf reports/*/ reports/index.html
