@@ -276,8 +276,8 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
     snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
     text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
-    row = "| `demo.yaml` | pubmed-bert-mini, cls_before_pooler, 200 | `biosses-all` (100) | 2 | simcse 33.6 |"
-    assert f"{row} mean 61.9 (chosen) |" in text and "A baseline marked chosen" in text and "Vetoes" not in text
+    row = "| `demo.yaml` (pubmed-bert-mini, cls_before_pooler, 200) | `biosses-all` (100) | 2 | simcse 33.6 − "
+    assert f"{row}mean 61.9 (chosen) |" in text and "A baseline marked chosen" in text and "Vetoes" not in text
     assert "search_mean_t01" not in text
     assert "It does not pass" in text and "cannot test the paper's claim" in text
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"
@@ -285,7 +285,7 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     assert docs.controls_section("augmented_sbert", snapshots) == []
     qfcl = json.loads((docs.SNAPSHOTS / "qfcl_summarization" / "cpu.json").read_text(encoding="utf-8"))
     text = "\n".join(docs.controls_section("qfcl_summarization", {("qfcl_summarization", "cpu"): qfcl}))
-    assert "| baseline 16.8 | lead 22.0 | −5.2 [−62.1, +51.7] | 63.0 | fails (vetoed) |" in text  # its interval: zero
+    assert "| baseline 16.8 − lead 22.0 | −5.2 [−62.1, +51.7] | 63.0 | fails (vetoed) |" in text  # its interval: zero
     assert "Vetoes:\n\n- `cpu.yaml`: baseline (cross-entropy only) is collapsed to a template" in text
     assert "the premise that the baseline summarizer beats the question's first sentence" in text
     assert "chosen" not in text and "training-free" not in text  # study 1's wording, not study 3's
