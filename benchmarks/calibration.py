@@ -8,6 +8,7 @@
     python benchmarks/calibration.py --control --metric mean --seeds 2 --items 9962 --lone-run-df inf  # without the
                                                 # 1-df rule for 2 seeds against a fixed row (writes nothing)
     python benchmarks/calibration.py --control  # the positive control's design (about 10 minutes on 2 cores)
+    python benchmarks/calibration.py --control --folds 5  # study 2's control on its cross-fitted held-out task
     python benchmarks/calibration.py --metric mean --resamples 200           # a mean of per-item scores (ROUGE-L,
     python benchmarks/calibration.py --control --metric mean --resamples 200 # nDCG@10) at 500 and 9,962 items
 
@@ -22,6 +23,9 @@ against the best of ``CANDIDATES`` deterministic training-free embeddings chosen
 items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead. With
 one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control (six
 correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
+``--control --folds K`` simulates study 2's control on its held-out task instead (``cross_fitted_pair``): teacher and
+student trained on K fixed folds of 100 items, each seed's fold models pooled, at ``FOLD_SEEDS``, without and with a
+method-by-fold effect that every seed shares (``FOLD_SDS``), into ``benchmarks/results/calibration_control_folds.json``.
 ``--metric mean`` simulates a metric that is a mean of per-item scores in (0, 1) (per-question ROUGE-L, per-query
 nDCG@10) at ``MEAN_ITEMS`` (MeQSum's 500 test questions; the Disease Ontology's 9,962 queries) and ``MEAN_SEEDS``,
 the two-row table into ``benchmarks/results/calibration_mean.json`` and with ``--control`` the control's into
@@ -44,7 +48,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, record  # noqa: E402
 
 from kit.evaluation import inference  # noqa: E402
-from kit.evaluation.simulation import NOISES, calibrated, control_pair, multi_bootstrap, rejection_rates  # noqa: E402
+from kit.evaluation.simulation import (  # noqa: E402
+    NOISES,
+    calibrated,
+    control_pair,
+    cross_fitted_pair,
+    multi_bootstrap,
+    rejection_rates,
+)
 
 METRICS = ("spearman", "average_precision")
 ITEMS = (20, 100)
@@ -59,6 +70,10 @@ MEAN_ITEMS = (500, 9962)
 (``doid-definition-name``, nDCG@10)."""
 MEAN_SEEDS = (2, 3, 5)
 """``--metric mean``: the seeds per trained row of the run files scored on such tasks."""
+FOLD_SEEDS = (3, 5)
+"""``--folds``: seeds per method (study 2's k-fold control runs 5)."""
+FOLD_SDS = (0.0, 0.1)
+"""``--folds``: the method-by-fold effect's standard deviation: none, and a tenth of the signal weight's scale."""
 CONTROL_EFFECT = 0.4
 """A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
 Spearman points x100), not a method's margin over another."""
@@ -90,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--control", action="store_true", help="simulate the positive control's design instead")
     ap.add_argument(
+        "--folds", type=int, help="with --control: study 2's control on K cross-fitted folds of 100 items (at least 2)"
+    )
+    ap.add_argument(
         "--metric",
         choices=("mean",),
         help=f"mean: a mean of per-item scores at {' and '.join(map(str, MEAN_ITEMS))} items and "
@@ -101,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--df-cap: a positive number or inf, got {args.df_cap}")
     if not args.lone_run_df >= 1:
         ap.error(f"--lone-run-df: a number of at least 1, or inf, got {args.lone_run_df}")
+    if args.folds is not None and (args.folds < 2 or not args.control or args.metric):
+        ap.error(f"--folds: at least 2, with --control and Spearman, got {args.folds}")
     for name in ("runs", "resamples"):
         if getattr(args, name) is not None and getattr(args, name) < 2:
             ap.error(f"--{name}: at least 2, got {getattr(args, name)}")
@@ -163,16 +183,24 @@ def measured(runs: int, resamples: int, command: str, started: float, cells: lis
 
 def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null) and the
-    pass rate under the alternative, per noise regime, seeds and candidates; Spearman on 100 items (20 quick), or
-    ``--metric mean``'s tasks (``MEAN_ITEMS`` at ``MEAN_SEEDS``)."""
+    pass rate under the alternative, per noise regime, seeds and candidates (``--folds``: method-by-fold effects);
+    Spearman on 100 items (20 quick), or ``--metric mean``'s tasks (``MEAN_ITEMS`` at ``MEAN_SEEDS``)."""
     test = {"kit": calibrated(resamples)}
     metric = args.metric or "spearman"
-    all_items, all_seeds = (MEAN_ITEMS, MEAN_SEEDS) if args.metric else (ITEMS[-1:], SEEDS)
+    all_items, all_seeds = (
+        (MEAN_ITEMS, MEAN_SEEDS) if args.metric else (ITEMS[-1:], FOLD_SEEDS if args.folds else SEEDS)
+    )
+    if args.folds:
+        variant = "fold_sd"
+        designs = {sd: functools.partial(cross_fitted_pair, folds=args.folds, fold_sd=sd) for sd in FOLD_SDS}
+    else:
+        variant = "candidates"
+        designs = {c: functools.partial(control_pair, candidates=c) for c in CANDIDATES}
     started = time.perf_counter()
     cells = []
     for noise, items in itertools.product(NOISES, args.items or (ITEMS[:1] if args.quick else all_items)):
         for seeds in args.seeds or (all_seeds[:2] if args.quick else all_seeds):
-            for candidates in CANDIDATES:
+            for value, design in designs.items():
                 at = {
                     "noise": NOISES[noise],
                     "seeds": seeds,
@@ -180,7 +208,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     "metric": metric,
                     "runs": runs,
                     "alpha": ALPHA,
-                    "design": functools.partial(control_pair, candidates=candidates),
+                    "design": design,
                     "upper": True,
                 }
                 null = rejection_rates(test, **at)["kit"]
@@ -192,7 +220,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                         "noise": noise,
                         "items": items,
                         "seeds": seeds,
-                        "candidates": candidates,
+                        variant: value,
                         "false": null.rate,
                         "error": null.error,
                         "power": power.rate,
@@ -203,34 +231,38 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     }
                 )
                 print(
-                    f"control {metric} {noise} {items} items {seeds} seeds {candidates} candidates: "
+                    f"control {metric} {noise} {items} items {seeds} seeds, {variant} {value}: "
                     f"false pass {null.rate:.3f}, "
                     f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
                     flush=True,
                 )
-    result = measured(runs, resamples, command, started, cells, large_effect=CONTROL_EFFECT)
-    record("calibration.py --control: the positive control's design on simulated studies", control_table(result), quick)
+    extra = {"folds": args.folds} if args.folds else {}
+    result = measured(runs, resamples, command, started, cells, large_effect=CONTROL_EFFECT, **extra)
+    what = f"study 2's control on {args.folds} cross-fitted folds" if args.folds else "the positive control's design"
+    record(f"calibration.py --control: {what} on simulated studies", control_table(result), quick)
     if not quick:
-        name = f"calibration_control_{args.metric}.json" if args.metric else "calibration_control.json"
+        suffix = f"_{args.metric}" if args.metric else ("_folds" if args.folds else "")
+        name = f"calibration_control{suffix}.json"
         (RESULTS / name).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
 def control_table(result: dict) -> str:
-    """The control's cells as a Markdown table."""
+    """The control's cells as a Markdown table (a column for the candidates, or for ``--folds``' fold effect)."""
+    variant = "fold_sd" if result.get("folds") else "candidates"
     lines = [
         f"{result['cells'][0]['metric'] if result['cells'] else ''}: "
         f"{result['runs']} pairs per cell and hypothesis, {result['resamples']} item draws, alpha {result['alpha']}; a "
         f"pass: significant with the trained side ahead; the trained method's signal weight +{result['effect']} and "
         f"+{result['large_effect']} (mean differences x100 beside each).",
         "",
-        "| noise | items | seeds | candidates | false pass | difference, null | pass | difference | pass, large "
-        "| difference, large |",
+        f"| noise | items | seeds | {variant.replace('_', ' ')} | false pass | difference, null | pass | difference | "
+        "pass, large | difference, large |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in result["cells"]:
         lines.append(
-            f"| {c['noise']} | {c['items']} | {c['seeds']} | {c['candidates']} | {c['false']:.3f} ± {c['error']:.3f} | "
+            f"| {c['noise']} | {c['items']} | {c['seeds']} | {c[variant]} | {c['false']:.3f} ± {c['error']:.3f} | "
             f"{c['null_difference']:+.1f} | {c['power']:.2f} | {c['effect']:+.1f} | {c['large_power']:.2f} | "
             f"{c['large_effect']:+.1f} |"
         )

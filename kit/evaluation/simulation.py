@@ -27,6 +27,7 @@ the percentile bootstrap that draws items and each method's seeds with replaceme
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -114,12 +115,48 @@ def control_pair(
     return trained, max(pool, key=lambda x: x.value)
 
 
+def cross_fitted_pair(
+    rng: np.random.Generator,
+    noise: Noise,
+    seeds: int,
+    items: int,
+    metric: str,
+    effect: float = 0.0,
+    folds: int = 5,
+    fold_sd: float = 0.0,
+) -> tuple[ItemScores, ItemScores]:
+    """Study 2's control on its held-out task (``kit.studies.augmented_sbert.held_out``): two trained methods (the
+    first ``effect`` better) on items split once into ``folds`` folds, the same for every seed and both methods. Each
+    (method m, seed s, fold f) is a model of its own, quality q_{m,s,f} ~ N(q_m + e_{m,f}, sd_run) and item noise of its
+    own, that scores every item; a seed's output on item i is fold f(i)'s model's rank of it among its scores of all
+    items, / n. e_{m,f} ~ N(0, ``fold_sd``) is how much fold f's training data suits method m, shared by every seed:
+    the fixed folds' part, which neither the item draws nor the seeds' spread samples (0: none)."""
+    gold = rng.uniform(0, 4, items)
+    z = (gold - gold.mean()) / gold.std()
+    statistic = STATISTICS[metric](gold)
+    shared = rng.normal(0, noise.shared, items)
+    fold_of = rng.permutation(np.arange(items) % folds)
+
+    def method(quality: float) -> ItemScores:
+        errors = rng.normal(0, noise.method, items)
+        suits = rng.normal(0, fold_sd, folds)
+        pooled = np.empty((seeds, items))
+        for s, f in itertools.product(range(seeds), range(folds)):
+            q = quality + suits[f] + rng.normal(0, noise.run)
+            x = q * z + shared + errors + rng.normal(0, noise.item, items)
+            held = fold_of == f
+            pooled[s, held] = (stats.rankdata(x) / items)[held]
+        return ItemScores(metric, pooled, statistic)
+
+    return method(QUALITY + effect), method(QUALITY)
+
+
 Test = Callable[[ItemScores, ItemScores, int], float]
 """A procedure under test: (a, b, seed) -> the two-sided p-value of a - b (nan: not tested)."""
 
 Design = Callable[..., tuple[ItemScores, ItemScores]]
 """A simulated comparison: (rng, noise, seeds, items, metric, effect) -> the two sides (``simulated_pair``,
-``control_pair``)."""
+``control_pair``, ``cross_fitted_pair``)."""
 
 
 def calibrated(resamples: int) -> Test:

@@ -15,6 +15,7 @@ from kit.evaluation.simulation import (
     Noise,
     calibrated,
     control_pair,
+    cross_fitted_pair,
     multi_bootstrap,
     rejection_rates,
 )
@@ -95,3 +96,19 @@ def test_a_fixed_model_on_a_mean_metric_scores_what_a_run_of_the_same_quality_sc
     trained, fixed = control_pair(np.random.default_rng(1), noise, 2000, 5000, "mean", candidates=1)
     assert abs(trained.value - trained_expected) < 0.02, trained.value
     assert abs(fixed.value - trained_expected) < 0.015 and fixed.value - unadjusted > 0.03, fixed.value
+
+
+def test_study_2s_cross_fitted_control_passes_falsely_within_monte_carlo_error_and_finds_a_gain():
+    """``cross_fitted_pair``: teacher and student on 5 fixed folds of 100 items, each seed's fold models pooled (study
+    2's held-out task). Under the null it passes at most alpha / 2 plus two Monte-Carlo errors; a gain passes more
+    often; each seed's output holds every fold's ranks, in (0, 1] (``benchmarks/calibration.py --control --folds 5``
+    measures the rates, with a method-by-fold effect too)."""
+    tests, runs = {"kit": calibrated(200)}, 100
+    at = {"noise": NOISES["mixed"], "seeds": 5, "items": 100, "metric": "spearman", "runs": runs, "upper": True}
+    null = rejection_rates(tests, design=cross_fitted_pair, **at)["kit"]
+    assert null.runs == runs and null.rate <= ALPHA / 2 + 2 * np.sqrt(ALPHA / 2 * (1 - ALPHA / 2) / runs), null
+    gain = rejection_rates(tests, design=cross_fitted_pair, effect=0.5, **at)["kit"]
+    assert gain.rate > null.rate + 0.3 and gain.difference > 15, gain
+    a, b = cross_fitted_pair(np.random.default_rng(0), NOISES["run"], 3, 40, "spearman", folds=4)
+    assert a.outputs.shape == b.outputs.shape == (3, 40) and 0 < a.outputs.min() and a.outputs.max() <= 1
+    assert not a.fixed and len(np.unique(a.outputs[0])) < 40  # four models' ranks, pooled: values repeat across folds
