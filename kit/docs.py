@@ -110,6 +110,8 @@ MEAN_CALIBRATION = CALIBRATION.with_name("calibration_mean.json")
 """What ``python benchmarks/calibration.py --metric mean`` measured last: a mean of per-item scores."""
 MEAN_CONTROL_CALIBRATION = CALIBRATION.with_name("calibration_control_mean.json")
 """What ``python benchmarks/calibration.py --control --metric mean`` measured last."""
+FOLDS_CONTROL_CALIBRATION = CALIBRATION.with_name("calibration_control_folds.json")
+"""What ``python benchmarks/calibration.py --control --folds K`` measured last: study 2's cross-fitted control."""
 MEAN_METRIC = (
     "a metric that is a mean of per-item scores (per-question ROUGE-L, per-query nDCG@10; each simulated as a probit "
     "of how well the item is served, `kit.evaluation.simulation`), at the item and seed counts of the run files "
@@ -240,6 +242,12 @@ def load_snapshots(snapshots: Path | None = None) -> dict[tuple[str, str], dict]
 
 def _cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _code_words(text: str) -> str:
+    """``text`` as code, one span per space-separated word: a long value (a list, a primary) wraps between its words
+    and never inside one (table code does not wrap, so that no name is broken)."""
+    return " ".join(f"`{word}`" for word in text.split())
 
 
 def markdown_table(rows: Sequence[dict]) -> str:
@@ -577,7 +585,7 @@ def parameters_page() -> str:
         out += ["| parameter | type | default | allowed | what it does |", "|---|---|---|---|---|"]
         for f in params.reference():
             out.append(
-                f"| `{f['name']}` | {_cell(f['type'].replace('|', 'or'))} | `{_cell(f['default'])}` | "
+                f"| `{f['name']}` | {_cell(f['type'].replace('|', 'or'))} | {_code_words(_cell(f['default']))} | "
                 f"{_cell(f['allowed'])} | {_cell(f['help'])} |"
             )
         out.append("")
@@ -733,6 +741,37 @@ def calibration_block(path: Path = CALIBRATION) -> str:
         f"the last column. The kit's highest false rate is {worst['kit']['false']:.3f} ({where}); the "
         f"multi-bootstrap's, {max(c['reference']['false'] for c in result['cells']):.3f}. For the kit, {within}.\n\n"
         + markdown_table(rows)
+    )
+
+
+def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
+    """Study 2's control on its held-out task on simulated studies (``--control --folds K``): per noise, seeds and
+    method-by-fold effect, its false pass rate and its pass rate at two gains; '' before a full run is committed."""
+    if not path.is_file():
+        return ""
+    result = json.loads(path.read_text(encoding="utf-8"))
+    rows = [
+        {
+            "noise": c["noise"],
+            "seeds": c["seeds"],
+            "fold effect (sd)": c["fold_sd"],
+            "false pass": f"{c['false']:.3f} ± {c['error']:.3f}",
+            f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
+            f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
+        }
+        for c in result["cells"]
+    ]
+    worst = max(result["cells"], key=lambda c: c["false"])
+    return (
+        f"\n\nStudy 2's control on its held-out task (`biosses-cv`: each pair scored by the fold model that held it "
+        f"out, a seed's {result['folds']} fold models pooled, `kit.evaluation.simulation.cross_fitted_pair`), teacher "
+        f"against student on {result['cells'][0]['items']} items: `{result['command']}` ({result['runs']} pairs per "
+        f"cell and hypothesis, {result['resamples']} item draws; {duration(result['seconds'])}). The fold effect is "
+        "how much a fold's training pairs suit one method, shared by every seed: the part of the fixed folds that "
+        "neither the item draws nor the seeds' spread sample. The highest false pass rate is "
+        f"{worst['false']:.3f} ± {worst['error']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, fold effect "
+        f"{worst['fold_sd']}), against a nominal {result['alpha'] / 2:g}; the mean differences x100 beside each pass "
+        "rate.\n\n" + markdown_table(rows)
     )
 
 
@@ -944,7 +983,8 @@ def pages(snapshots_dir: Path | None = None, readme: Path = README) -> dict[Path
             TASK_MARKERS,
             (with_mean_block(calibration_block, CALIBRATION, MEAN_CALIBRATION), CALIBRATION_MARKERS),
             (
-                with_mean_block(control_calibration_block, CONTROL_CALIBRATION, MEAN_CONTROL_CALIBRATION),
+                with_mean_block(control_calibration_block, CONTROL_CALIBRATION, MEAN_CONTROL_CALIBRATION)
+                + folds_calibration_block(),
                 CONTROL_CALIBRATION_MARKERS,
             ),
             (suite_block(snapshots_dir), EVALUATION_MARKERS),
