@@ -49,6 +49,7 @@ from kit.evaluation.rows import CORRECTION_NAMES, Evidence, TaskEvidence, famili
 from kit.paths import shown
 from kit.report.evaluation_page import html_table, text_table
 from kit.report.index import EVIDENCE, LAST_GOOD
+from kit.report.record import trained_seeds
 from kit.report.tables import signed_interval
 
 FAMILY = "exploratory"
@@ -82,8 +83,8 @@ class Report:
         parts = [shown(self.path)]
         if p.get("model"):
             parts.append(str(p["model"]))
-        if isinstance(p.get("seeds"), list):
-            parts.append("seeds " + ", ".join(map(str, p["seeds"])))
+        if seeds := trained_seeds(self.record):
+            parts.append("seeds " + ", ".join(map(str, seeds)))
         if self.record.get("git_commit"):
             parts.append(f"commit {str(self.record['git_commit'])[:12]}")
         if self.record.get("finished"):

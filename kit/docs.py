@@ -59,6 +59,7 @@ from kit.report.index import (
     withdrawn,
 )
 from kit.report.latex import tables_tex
+from kit.report.record import trained_seeds
 from kit.report.site_figures import forest_families, forest_svgs
 from kit.report.tables import (
     column_title,
@@ -265,7 +266,7 @@ def provenance(record: dict, substitute: bool = True) -> str:
     """One line: when, which commit, on what, how long (the trainings, summed, and the notebook), which seeds and
     model (and what it stands in for, with ``substitute``), and how many resamples its comparisons drew."""
     p = record["parameters"]
-    seeds = p.get("seeds")
+    seeds = trained_seeds(record)
     drawn = sorted(
         {
             int(line["resamples"])
@@ -281,7 +282,7 @@ def provenance(record: dict, substitute: bool = True) -> str:
         f"Finished {record.get('finished', '?')} at commit `{record['git_commit'][:12]}` on {record['device']}: "
         + (f"{duration(trainings)} of training (summed over its runs) and " if trainings else "")
         + f"{duration(record['wall_seconds'])} for the notebook; model `{p.get('model')}`{stands_in}"
-        + (f"; seeds {seeds}" if seeds is not None else "")
+        + (f"; seeds {seeds}" if seeds else "")
         + resamples
         + f"; torch {record['versions'].get('torch', '?')}."
     )

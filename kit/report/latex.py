@@ -16,6 +16,7 @@ import pandas as pd
 from kit.evaluation.inference import format_p
 from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
 from kit.report.index import comparison_name, corrected_families, tested_lines
+from kit.report.record import trained_seeds
 from kit.report.tables import NUMBER_CELL, family_table, signed_interval, split_family_table
 
 _SPECIAL = {
@@ -118,7 +119,7 @@ def comparisons_table(family: dict) -> str:
 def methods(record: dict) -> str:
     """The methods paragraph: model, data, seeds, steps, batch, learning rate, software versions, device, commit."""
     p, v = record.get("parameters", {}), record.get("versions", {})
-    seeds = p.get("seeds") or []
+    seeds = trained_seeds(record)
     training = [f"{p[k]} {name}" for k, name in (("steps", "steps"), ("epochs", "epochs")) if p.get(k)]
     training += [f"batch {p['batch_size']}"] if p.get("batch_size") else []
     training += [f"learning rate {p['lr']:g}"] if isinstance(p.get("lr"), int | float) else []

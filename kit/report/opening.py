@@ -12,6 +12,7 @@ import html
 import re
 
 from kit.report.index import control_finding, primary_finding, secondary_finding, withdrawn, withheld
+from kit.report.record import trained_seeds
 
 _H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>', re.S)
 _TAG = re.compile(r"<[^>]+>")
@@ -22,13 +23,12 @@ STYLE = (
 
 
 def rests_on(record: dict) -> str:
-    """What a run rests on, in one clause: its model, seeds, steps, batch and learning rate (those it has), device
-    and commit."""
+    """What a run rests on, in one clause: its model, seeds (``trained_seeds``), steps, batch and learning rate (those
+    it has), device and commit."""
     p = record.get("parameters", {})
     model = p.get("model") or record.get("model", "")
     parts = [f"model <code>{html.escape(str(model))}</code>" if model else ""]
-    if seeds := p.get("seeds"):
-        seeds = seeds if isinstance(seeds, list) else [seeds]
+    if seeds := trained_seeds(record):
         parts.append(f"{len(seeds)} seed{'s' * (len(seeds) != 1)} ({', '.join(map(str, seeds))})")
     for key, name in (("steps", "steps"), ("batch_size", "batch"), ("lr", "lr")):
         if p.get(key) is not None:

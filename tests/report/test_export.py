@@ -74,3 +74,15 @@ def test_a_damaged_record_still_gives_a_report_that_says_so():
     nb.cells = [nbformat.v4.new_markdown_cell("# Study\n\nRows."), nbformat.v4.new_markdown_cell("## Results")]
     page = report_html(nb, "s", {"metrics": {"suite": {"correction": "holm", "lines": [{"role": "primary"}]}}})
     assert "The verdict could not be read from results.json (KeyError(" in opening_of(page)
+
+
+def test_a_run_rests_on_the_seeds_its_study_trained_with():
+    """``trained_seeds``: study 2's k-fold rows train with ``kfold_seeds``, which its record names as ``seeds``; the
+    ``seeds`` parameter stands in where a study writes none, and one seed is a list of one."""
+    from kit.report.opening import rests_on
+    from kit.report.record import trained_seeds
+
+    kfold = {"parameters": {"model": "m", "seeds": [0, 1], "kfold_seeds": [0, 1, 2]}, "seeds": [0, 1, 2]}
+    assert trained_seeds(kfold) == [0, 1, 2] and "3 seeds (0, 1, 2)" in rests_on(kfold)
+    assert trained_seeds({"parameters": {"seeds": [4, 5]}}) == [4, 5]
+    assert trained_seeds({"parameters": {"seeds": 7}}) == [7] and trained_seeds({"parameters": {}}) == []

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kit.report.record import RunRecord
-from kit.studies.augmented_sbert.held_out import HELD_OUT
+from kit.studies.augmented_sbert.held_out import HELD_OUT, KFOLD
 from kit.studies.augmented_sbert.method import CONDITIONS
 from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, suite_row
 from kit.studies.augmented_sbert.study import Study, SuiteReport
@@ -37,15 +37,23 @@ def describe(study: Study) -> str:
         f"{f' plus {p.pool_pubmed:,} PubMed sentences (STS benchmarks)' if p.pool_pubmed else ''}. Semantic: each pool "
         f"sentence's top-{p.top_k} new neighbours under the gold-trained bi-encoder (sentence-transformers "
         "`semantic_search`); random: as many uniformly drawn new pairs. Both never hold a self-pair, a gold pair "
-        "(either order) or a duplicate.\n\n"
+        "or a test pair of the split (either order), or a duplicate.\n\n"
         f"**Training** (identical for the three bi-encoders of a split and seed): {p.epochs} epochs, batch "
         f"{p.batch_size}, lr {p.lr}, warm-up 10%, max length {p.max_length}; gold + silver trains the same number "
         "of epochs on more pairs, so more steps (as in the paper). STS: CosineSimilarityLoss on score/4; NLI: "
         "SoftmaxLoss over (u, v, |u-v|), scored by that classifier on independently encoded sentences. "
         f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
         "(NLI). "
-        f"No checkpoint selection: every model is read after its last epoch. Seeds {p.seeds}"
-        + (f"; k-fold seeds {p.kfold_seeds}." if "biosses_kfold" in p.benchmarks else ".")
+        "No checkpoint selection: every model is read after its last epoch. "
+        + "; ".join(
+            f"{what} {seeds}"
+            for what, seeds in (
+                ("Seeds", p.seeds if set(p.benchmarks) - {KFOLD} else None),
+                ("k-fold seeds", p.kfold_seeds if KFOLD in p.benchmarks else None),
+            )
+            if seeds
+        )
+        + "."
     )
     return "\n".join(lines)
 
@@ -155,4 +163,5 @@ def record_results(
             "value": float(means[(first, CONDITIONS[2])]),
             "comparison": comparison,
         },
+        seeds=sorted({seed for benchmark in study.p.benchmarks for seed in study.p.seeds_for(benchmark)}),
     )
