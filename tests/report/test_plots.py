@@ -114,3 +114,23 @@ def test_the_forest_plot_draws_every_tested_comparison_control_and_primary_first
     widest = max(abs(v) for x in tested for v in (x["family_low"], x["family_high"]))  # the family intervals drawn
     assert ax.get_xlim()[0] <= -widest * 0.99 and ax.get_xlim()[1] >= widest * 0.99
     assert plots.comparisons({**family, "lines": [{**x, "role": None} for x in family["lines"]]}) is None
+
+
+def test_condition_scores_name_whole_seeds_in_the_legend_and_draw_the_reference_as_a_line():
+    """Study 2's figure: the untrained start has no seed (None), which made the seed column float and the legend read
+    0.0, 1.0; it is drawn as a dashed line, not as a condition."""
+    from kit.report.plots import condition_scores
+
+    results = pd.DataFrame(
+        {
+            "benchmark": ["b"] * 5,
+            "condition": ["start", "gold", "gold", "silver", "silver"],
+            "seed": [None, 0, 1, 0, 1],
+            "score": [50.0, 60.0, 62.0, 63.0, 61.0],
+        }
+    )
+    ax = condition_scores(results, {"b": "B"}, reference="start").axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["0", "1"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["gold", "silver"] and ax.get_lines()[
+        -1
+    ].get_linestyle() == "--"
