@@ -48,8 +48,7 @@ from kit.evaluation.inference import format_p, paired_comparison, score_interval
 from kit.evaluation.rows import CORRECTION_NAMES, Evidence, TaskEvidence, families
 from kit.paths import shown
 from kit.report.evaluation_page import html_table, text_table
-from kit.report.index import EVIDENCE, LAST_GOOD
-from kit.report.record import trained_seeds
+from kit.report.index import EVIDENCE, LAST_GOOD, trained_seeds
 from kit.report.tables import signed_interval
 
 FAMILY = "exploratory"

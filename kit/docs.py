@@ -56,10 +56,10 @@ from kit.report.index import (
     primary_finding,
     primary_line,
     run_file_of,
+    trained_seeds,
     withdrawn,
 )
 from kit.report.latex import tables_tex
-from kit.report.record import trained_seeds
 from kit.report.site_figures import forest_families, forest_svgs
 from kit.report.tables import (
     column_title,

@@ -172,6 +172,13 @@ def named_families(record: dict) -> dict[str, dict]:
     return {k: m for k, m in record.get("metrics", {}).items() if isinstance(m, dict) and "correction" in m}
 
 
+def trained_seeds(record: dict) -> list:
+    """The seeds a run's trained rows used: the record's ``seeds`` when its study wrote them (study 2's k-fold rows
+    train with ``kfold_seeds``), else its ``seeds`` parameter (a list, or one seed as a list); [] without either."""
+    seeds = record.get("seeds") or (record.get("parameters") or {}).get("seeds") or []
+    return seeds if isinstance(seeds, list) else [seeds]
+
+
 def corrected_families(record: dict) -> list[dict]:
     """Every corrected family among a record's metrics (``named_families``)."""
     return list(named_families(record).values())

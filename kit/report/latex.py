@@ -15,8 +15,7 @@ import pandas as pd
 
 from kit.evaluation.inference import format_p
 from kit.evaluation.rows import CORRECTION_NAMES, withheld_by
-from kit.report.index import comparison_name, corrected_families, tested_lines
-from kit.report.record import trained_seeds
+from kit.report.index import comparison_name, corrected_families, tested_lines, trained_seeds
 from kit.report.tables import NUMBER_CELL, family_table, signed_interval, split_family_table
 
 _SPECIAL = {

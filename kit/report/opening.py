@@ -11,8 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from kit.report.index import control_finding, primary_finding, secondary_finding, withdrawn, withheld
-from kit.report.record import trained_seeds
+from kit.report.index import control_finding, primary_finding, secondary_finding, trained_seeds, withdrawn, withheld
 
 _H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>', re.S)
 _TAG = re.compile(r"<[^>]+>")

@@ -15,14 +15,6 @@ from pathlib import Path
 from kit.core.files import json_text, write_text_atomic
 from kit.paths import PROJECT_ROOT
 
-
-def trained_seeds(record: dict) -> list:
-    """The seeds a run's trained rows used: the record's ``seeds`` when its study wrote them (study 2's k-fold rows
-    train with ``kfold_seeds``), else its ``seeds`` parameter (a list, or one seed as a list); [] without either."""
-    seeds = record.get("seeds") or (record.get("parameters") or {}).get("seeds") or []
-    return seeds if isinstance(seeds, list) else [seeds]
-
-
 PACKAGES = (
     "kit-medcse",
     "torch",

@@ -79,8 +79,8 @@ def test_a_damaged_record_still_gives_a_report_that_says_so():
 def test_a_run_rests_on_the_seeds_its_study_trained_with():
     """``trained_seeds``: study 2's k-fold rows train with ``kfold_seeds``, which its record names as ``seeds``; the
     ``seeds`` parameter stands in where a study writes none, and one seed is a list of one."""
+    from kit.report.index import trained_seeds
     from kit.report.opening import rests_on
-    from kit.report.record import trained_seeds
 
     kfold = {"parameters": {"model": "m", "seeds": [0, 1], "kfold_seeds": [0, 1, 2]}, "seeds": [0, 1, 2]}
     assert trained_seeds(kfold) == [0, 1, 2] and "3 seeds (0, 1, 2)" in rests_on(kfold)
