@@ -756,7 +756,9 @@ class Study(StudyBase):
         cross-encoders' included; the rows of every other benchmark than k-fold out of the held-out task (they have no
         outputs there); and every cross-encoder row out of the tasks that are not pair tasks (retrieval, probes:
         ``pair_tasks``)."""
-        others = {HELD_OUT: [b for b in self.p.benchmarks if b != KFOLD]} if self.held_out else {}
+        others = (
+            {HELD_OUT: [b for b in self.p.benchmarks if self.left_out_of(b, self.held_out)]} if self.held_out else {}
+        )
         out = {
             task: [suite_row(benchmark, c) for benchmark in benchmarks for c in (*CONDITIONS, CROSS_ENCODER)]
             for task, benchmarks in {**self.left_out(), **others}.items()
