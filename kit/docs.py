@@ -466,6 +466,12 @@ SEARCH = "search_"
 """The run files of a study's search for a setting where its positive control can pass (their snapshots' names)."""
 
 
+def _corpus(params: dict) -> str:
+    """A run's corpus share as its parameters set it: the sentences drawn, or "all"."""
+    size = params.get("corpus_size")
+    return "all" if size is None else f"{size:,} sentences"
+
+
 def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> list[str]:
     """A study page's search for a passing control, from the snapshots of its ``search_*`` run files (the control's
     base row and the start's training-free rows): per setting, the base row's score on the selection data (its
@@ -485,7 +491,8 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
         rows.append(
             {
                 "run file": f"`{run}.yaml`",
-                "pooler, temperature, steps": f"{params['pooler']}, {params['temperature']}, {params['steps']}",
+                "pooler, temperature, steps x batch, corpus": f"{params['pooler']}, {params['temperature']}, "
+                f"{params['steps']:,} x {params['batch_size']}, {_corpus(params)}",
                 f"{control['row']} on the selection data": number(base, 1),
                 "best training-free row there": f"{free} {number(best, 1)}",
                 "difference": "" if base is None or best is None else f"{base - best:+.1f}".replace("-", "−"),

@@ -291,6 +291,26 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     assert "chosen" not in text and "training-free" not in text  # study 1's wording, not study 3's
 
 
+def test_a_study_page_tables_its_search_by_setting_from_the_selection_scores():
+    """``search_section``: each ``search_*`` snapshot is a row with its pooler, temperature, steps x batch and corpus
+    share, and the base row's selection score against the best training-free row's; a run file that is not a search
+    is not a row, and a study without searches has no section."""
+    search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
+    demo = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "demo.json").read_text(encoding="utf-8"))
+    snapshots = {("simcse_augmentations", "search_mean_t01"): search, ("simcse_augmentations", "demo"): demo}
+    text = "\n".join(docs.search_section("simcse_augmentations", snapshots))
+    assert "| `search_mean_t01.yaml` | mean, 0.1, 200 x 64, 20,000 sentences | 60.2 |" in text
+    assert "first_last_avg_whitening 60.6 | −0.4 |" in text and "demo.yaml" not in text
+    search["parameters"]["corpus_size"] = None
+    search["metrics"]["per_seed"] = [
+        {**line, "selection": line["selection"] + 0.01} if line["method"] == "simcse" else line
+        for line in search["metrics"]["per_seed"]
+    ]
+    text = "\n".join(docs.search_section("simcse_augmentations", snapshots))
+    assert "| mean, 0.1, 200 x 64, all | 61.2 |" in text and "| +0.6 |" in text
+    assert docs.search_section("augmented_sbert", snapshots) == []
+
+
 def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch, tmp_path):
     """The data page had seven typed lines; its tables are now the declarations': each dataset in both tables, the
     same tables on a machine without the data (they once measured the files in ../shared/data), and a declaration that
