@@ -1,6 +1,7 @@
 """Parameter declarations: every field documented and checked up front, run files, notebook cells, describe."""
 
 import dataclasses
+import re
 
 import nbformat
 import pytest
@@ -31,6 +32,15 @@ def test_every_run_file_validates(file):
     run = read_run_file(file)
     assert run.notebook == file.parent.name
     study_params(run.notebook).from_dict(run.parameters)
+
+
+@pytest.mark.parametrize("file", [f for f in RUN_FILES if f.stem.startswith("paper")], ids=lambda f: f.stem)
+def test_every_paper_file_says_which_row_of_its_paper_it_reproduces(file):
+    """A ``paper*.yaml`` opens with what it reproduces: a named table and row, or the claim it follows and why its
+    table and row cannot be named (no copy of the paper readable offline); the study page shows it."""
+    description = read_run_file(file).parameters["description"]
+    assert description.startswith("Reproduces: "), f"{file.name}: its description does not open with 'Reproduces:'"
+    assert re.search(r"Table \d+, row", description) or "cannot be named" in description, file.name
 
 
 @pytest.mark.parametrize("notebook", notebooks())
