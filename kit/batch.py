@@ -7,7 +7,8 @@ read (rows, seeds, sweep points: its study's ``planned_runs``) are computed into
 and the notebook is executed by papermill into ``reports/<notebook>/<run>/<notebook>.ipynb`` with every
 parameter set, finds them cached and is exported to ``report.html`` (code hidden) by nbconvert;
 ``reports/index.html`` is rewritten at the end. The console gets a line per training and per run,
-with the time remaining (``kit.report.progress``). A failing run does not stop the others; the
+with the time remaining (``kit.report.progress``), and a training that runs for minutes says every 5 minutes
+how far it is (``kit.core.progress.heartbeat``; not from Ray tasks). A failing run does not stop the others; the
 command exits 1 and names the failures. ``--jobs N`` (N > 1) and ``--ray [ADDRESS]`` run the trainings
 and then the notebooks as Ray tasks, N at once per machine, on a local cluster or the one at ADDRESS
 (``kit.cluster``); every run still writes its own report folder.
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from kit.cluster import INSTALL, ClusterError, import_ray, ray_address_problem
 from kit.core.cli import Parser, integer, output_folder
-from kit.core.progress import quiet_libraries
+from kit.core.progress import heartbeat, quiet_libraries
 from kit.params import ParameterError
 from kit.paths import NOTEBOOKS, REPORTS
 from kit.report.index import StudyAbout, headline, run_file_of, write_index
@@ -260,7 +261,12 @@ def execute_all(
             started.append(time.monotonic())
             progress.run_started(k + 1, name, len(p.trainings), str(run.file), p.broken)
             if p.study:  # trained ahead, in this process: the notebook then finds every run cached
-                train(p.study, p.trainings, lambda event: _record(progress, name, event))
+                with heartbeat(
+                    lambda text: progress.line(
+                        f"training {progress.trainings_done + 1}/{progress.trainings} {name} {text}"
+                    )
+                ):
+                    train(p.study, p.trainings, lambda event: _record(progress, name, event))
             finished(k, *render(run, reports))
     else:
         from kit import cluster

@@ -4,6 +4,7 @@ console and a CI log read the same (no bars, no carriage returns)::
     [kit.batch 0:00:04] run file 1/2 simcse_augmentations/demo: 14 trainings planned (params/.../demo.yaml)
     [kit.batch 0:01:02] training 1/16 simcse_augmentations/demo simcse seed 0: 58s; remaining about 14m
     [kit.batch 0:01:02] training 2/16 simcse_augmentations/demo minilm seed 0: cached; remaining about 13m
+    [kit.batch 0:06:02] training 3/16 simcse_augmentations/demo swap_10 seed 0: 130/200 (65%) in 5m00s; about 2m42s more
     [kit.batch 0:15:40] run 1/2 simcse_augmentations/demo finished in 15m36s: BIOSSES Spearman x100 83.14;
                         report reports/simcse_augmentations/demo/report.html
 
@@ -22,15 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-
-def duration(seconds: float) -> str:
-    """``45s``, ``12m05s``, ``2h03m``."""
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+from kit.core.progress import duration
 
 
 @dataclass
