@@ -504,8 +504,10 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
         "",
         "Generated from the snapshots of the `search_*` run files: one seed per setting, read on the selection data "
         "alone (x100), the base method's selected checkpoint against the best of the start's training-free "
-        "embeddings there. A setting above zero here is one to declare and run with seeds in a file of its own, "
-        "whose control then tests it on its task; a search, not a test, so no interval is stated.",
+        "embeddings there. The base method's score is the best of its checkpoints on these same data, so it reads "
+        "high by construction (each training-free row has one value): a setting above zero here is one to declare "
+        "and run with seeds in a file of its own, whose control then tests it on its task, not a result; a search, "
+        "not a test, so no interval is stated.",
         "",
         markdown_table(rows).rstrip("\n"),
     ]
