@@ -7,9 +7,10 @@ read (rows, seeds, sweep points: its study's ``planned_runs``) are computed into
 and the notebook is executed by papermill into ``reports/<notebook>/<run>/<notebook>.ipynb`` with every
 parameter set, finds them cached and is exported to ``report.html`` (code hidden) by nbconvert;
 ``reports/index.html`` is rewritten at the end. The console gets a line per training and per run,
-with the time remaining (``kit.report.progress``), and a training that runs for minutes says every 5 minutes
-how far it is (``kit.core.progress.heartbeat``; not from Ray tasks). A failing run does not stop the others; the
-command exits 1 and names the failures. ``--jobs N`` (N > 1) and ``--ray [ADDRESS]`` run the trainings
+with the time remaining (``kit.report.progress``), and a training of the kit's own loop (studies 1, 3
+and 4) says every 5 minutes how far it is (``kit.core.progress.heartbeat``; not from Ray tasks, nor
+study 2's Trainer). A failing run does not stop the others; the command exits 1 and names the
+failures. ``--jobs N`` (N > 1) and ``--ray [ADDRESS]`` run the trainings
 and then the notebooks as Ray tasks, N at once per machine, on a local cluster or the one at ADDRESS
 (``kit.cluster``); every run still writes its own report folder.
 

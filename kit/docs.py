@@ -466,10 +466,10 @@ SEARCH = "search_"
 """The run files of a study's search for a setting where its positive control can pass (their snapshots' names)."""
 
 
-def _corpus(params: dict) -> str:
-    """A run's corpus share as its parameters set it: the sentences drawn, or "all"."""
-    size = params.get("corpus_size")
-    return "all" if size is None else f"{size:,} sentences"
+def _corpus(record: dict) -> str:
+    """A run's corpus share: the sentences drawn (``corpus_size``), or "all" with the count its record holds."""
+    size, held = record["parameters"].get("corpus_size"), record.get("corpus_sentences")
+    return f"{size:,} sentences" if size is not None else f"all ({held:,} sentences)" if held else "all"
 
 
 def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> list[str]:
@@ -492,7 +492,7 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
             {
                 "run file": f"`{run}.yaml`",
                 "pooler, temperature, steps x batch, corpus": f"{params['pooler']}, {params['temperature']}, "
-                f"{params['steps']:,} x {params['batch_size']}, {_corpus(params)}",
+                f"{params['steps']:,} x {params['batch_size']}, {_corpus(record)}",
                 f"{control['row']} on the selection data": number(base, 1),
                 "best training-free row there": f"{free} {number(best, 1)}",
                 "difference": "" if base is None or best is None else f"{base - best:+.1f}".replace("-", "−"),
@@ -505,9 +505,10 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
         "Generated from the snapshots of the `search_*` run files: one seed per setting, read on the selection data "
         "alone (x100), the base method's selected checkpoint against the best of the start's training-free "
         "embeddings there. The base method's score is the best of its checkpoints on these same data, so it reads "
-        "high by construction (each training-free row has one value): a setting above zero here is one to declare "
-        "and run with seeds in a file of its own, whose control then tests it on its task, not a result; a search, "
-        "not a test, so no interval is stated.",
+        "high by construction (each training-free row has one value), and the whitened rows are fitted on the "
+        "corpus a file draws, so the best training-free score moves with it. A setting above zero here is a lead, "
+        "not a result: it is declared and run with seeds in a file of its own, whose control then tests it on its "
+        "task. A search, not a test, so no interval is stated.",
         "",
         markdown_table(rows).rstrip("\n"),
     ]

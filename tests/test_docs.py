@@ -301,13 +301,13 @@ def test_a_study_page_tables_its_search_by_setting_from_the_selection_scores():
     text = "\n".join(docs.search_section("simcse_augmentations", snapshots))
     assert "| `search_mean_t01.yaml` | mean, 0.1, 200 x 64, 20,000 sentences | 60.2 |" in text
     assert "first_last_avg_whitening 60.6 | −0.4 |" in text and "demo.yaml" not in text
-    search["parameters"]["corpus_size"] = None
+    search["parameters"]["corpus_size"], search["corpus_sentences"] = None, 55414
     search["metrics"]["per_seed"] = [
         {**line, "selection": line["selection"] + 0.01} if line["method"] == "simcse" else line
         for line in search["metrics"]["per_seed"]
     ]
     text = "\n".join(docs.search_section("simcse_augmentations", snapshots))
-    assert "| mean, 0.1, 200 x 64, all | 61.2 |" in text and "| +0.6 |" in text
+    assert "| mean, 0.1, 200 x 64, all (55,414 sentences) | 61.2 |" in text and "| +0.6 |" in text
     assert docs.search_section("augmented_sbert", snapshots) == []
 
 

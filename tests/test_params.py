@@ -35,7 +35,7 @@ def test_every_run_file_validates(file):
 
 
 @pytest.mark.parametrize("file", [f for f in RUN_FILES if f.stem.startswith("paper")], ids=lambda f: f.stem)
-def test_every_paper_file_says_which_row_of_its_paper_it_reproduces(file):
+def test_every_paper_file_opens_with_what_it_reproduces(file):
     """A ``paper*.yaml`` opens with what it reproduces: a named table and row, or the claim it follows and why its
     table and row cannot be named (no copy of the paper readable offline); the study page shows it."""
     description = read_run_file(file).parameters["description"]

@@ -66,7 +66,7 @@ class Heartbeat:
         now = time.monotonic()
         if self.total and now - self.told >= self.every:
             self.told, took = now, now - self.started
-            left = took / max(self.n - self.first, 1) * (self.total - self.n)
+            left = took / max(self.n - self.first, 1) * max(self.total - self.n, 0)
             done = f"{self.n:,}/{self.total:,} ({100 * self.n / self.total:.0f}%)"
             self.sink(f"{self.desc}: {done} in {duration(took)}; about {duration(left)} more")
 
@@ -78,10 +78,11 @@ class Heartbeat:
 
 
 @contextmanager
-def heartbeat(sink: Callable[[str], None], every: float = HEARTBEAT_SECONDS):
-    """While inside, ``bar`` calls silenced by ``KIT_PROGRESS=0`` that know their total return a ``Heartbeat``."""
+def heartbeat(sink: Callable[[str], None], every: float | None = None):
+    """While inside, ``bar`` calls silenced by ``KIT_PROGRESS=0`` that know their total return a ``Heartbeat``
+    (a line every ``every`` seconds; None: ``HEARTBEAT_SECONDS``)."""
     global _heartbeat
-    previous, _heartbeat = _heartbeat, (sink, every)
+    previous, _heartbeat = _heartbeat, (sink, HEARTBEAT_SECONDS if every is None else every)
     try:
         yield
     finally:

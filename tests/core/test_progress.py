@@ -52,7 +52,8 @@ def test_a_silenced_bar_inside_a_heartbeat_says_where_it_is_in_plain_lines(monke
     assert [line.split(" in ")[0] for line in said[1:]] == ["epochs: 1/2 (50%)", "epochs: 2/2 (100%)"]
     with progress.heartbeat(said.append, every=3600):
         quiet = progress.bar(total=4)
-        quiet.update(3)
+        quiet.update(5)  # past its total: never a negative time left
+        assert isinstance(quiet, progress.Heartbeat)
     assert len(said) == 3 and progress.bar(total=4).disable  # not yet due; and outside, a silenced tqdm again
 
 
