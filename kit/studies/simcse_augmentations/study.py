@@ -342,7 +342,8 @@ class Study(StudyBase):
         return [*self.table_runs(), *self.fewshot_runs()]
 
     def results(self) -> pd.DataFrame:
-        """One row per (row, seed): BIOSSES metrics at the selected checkpoint."""
+        """One row per (row, seed): BIOSSES metrics at the selected checkpoint, and its selection scores (a trained
+        row's from its history, where its result holds none)."""
         rows = []
         for name, seed in self.table_runs():
             r = self.run(name, seed)
@@ -352,6 +353,7 @@ class Study(StudyBase):
             selection = chosen.get(history["selection_metric"], float("nan")) if history else float("nan")
             rows.append(
                 {"method": name, "label": r["label"], "seed": seed, "best_step": best, "selection": selection}
+                | {k: v for k, v in chosen.items() if k.startswith("dev ")}
                 | r["metrics"]
             )
         return pd.DataFrame(rows)

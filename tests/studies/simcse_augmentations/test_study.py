@@ -92,6 +92,14 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     study = Study(params, tmp_path)
     history = study.run("simcse", 0)["history"]
     report = selected_on_rqe_validation(study, history)
+    results = study.results().set_index("method")  # the per-seed table holds each row's selection score
+    chosen = next(row for row in history["rows"] if row["step"] == history["best_step"])
+    assert (
+        results.loc["simcse", "dev rqe-validation"]
+        == chosen["dev rqe-validation"]
+        == results.loc["simcse", "selection"]
+    )
+    assert results.loc["zero_shot", "dev rqe-validation"] == results.loc["zero_shot", "selection"]
     lines = report.compared.set_index(["task", "row", "baseline"])
     line = lines.loc[("biosses-all", "simcse", "zero_shot")]
     assert "one seed" in line.reason and np.isnan(line.low)  # a trained row with one seed: its run part is unknown
