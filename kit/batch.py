@@ -30,6 +30,7 @@ import os
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 from kit.cluster import INSTALL, ClusterError, import_ray, ray_address_problem
@@ -262,11 +263,7 @@ def execute_all(
             started.append(time.monotonic())
             progress.run_started(k + 1, name, len(p.trainings), str(run.file), p.broken)
             if p.study:  # trained ahead, in this process: the notebook then finds every run cached
-                with heartbeat(
-                    lambda text: progress.line(
-                        f"training {progress.trainings_done + 1}/{progress.trainings} {name} {text}"
-                    )
-                ):
+                with heartbeat(partial(progress.training_beat, name)):
                     train(p.study, p.trainings, lambda event: _record(progress, name, event))
             finished(k, *render(run, reports))
     else:

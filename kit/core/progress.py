@@ -92,9 +92,8 @@ def heartbeat(sink: Callable[[str], None], every: float | None = None):
 def bar(iterable=None, show: bool = True, **kwargs):
     """``tqdm.auto.tqdm``, shown when ``show`` and not silenced by ``KIT_PROGRESS=0``; silenced inside
     ``heartbeat``, a ``Heartbeat`` when its total is known (``total`` or ``len(iterable)``)."""
-    shown = enabled() and show
-    if not shown and show and _heartbeat is not None:
-        known = kwargs.get("total") is not None or hasattr(iterable, "__len__")
-        if known:
-            return Heartbeat(iterable, *_heartbeat, **kwargs)
-    return tqdm(iterable, disable=not shown, **kwargs)
+    if show and not enabled() and _heartbeat is not None:
+        beat = Heartbeat(iterable, *_heartbeat, **kwargs)
+        if beat.total is not None:
+            return beat
+    return tqdm(iterable, disable=not (enabled() and show), **kwargs)

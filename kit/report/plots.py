@@ -254,9 +254,8 @@ def condition_scores(results: pd.DataFrame, titles: dict[str, str], reference: s
     fig, axes = plt.subplots(1, len(benchmarks), figsize=(5.5 * len(benchmarks), 4.2), squeeze=False)
     for ax, benchmark in zip(axes[0], benchmarks):
         d = results[results.benchmark == benchmark]
-        runs = d[d.condition != reference].astype(
-            {"seed": "Int64"}
-        )  # whole seeds in the legend (the reference's is None)
+        # whole seeds in the legend (the reference's seed is None, which made the column float)
+        runs = d[d.condition != reference].astype({"seed": "Int64"})
         sns.barplot(runs, x="condition", y="score", errorbar=None, alpha=0.35, ax=ax)
         sns.stripplot(runs, x="condition", y="score", hue="seed", dodge=False, size=6, ax=ax, legend=ax is axes[0][0])
         if reference is not None and (d.condition == reference).any():

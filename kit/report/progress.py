@@ -76,6 +76,10 @@ class BatchProgress:
         took = "cached" if cached else duration(seconds)
         self.line(f"training {self.trainings_done}/{self.trainings} {name} {label}: {took}; {self.remaining()}")
 
+    def training_beat(self, name: str, text: str) -> None:
+        """The training under way says how far it is (``kit.core.progress.heartbeat``'s ``text``)."""
+        self.line(f"training {self.trainings_done + 1}/{self.trainings} {name} {text}")
+
     def training_failed(self, name: str, label: str, reason: str) -> None:
         self.line(f"training {name} {label} FAILED: {reason} (the notebook meets it again and reports it in full)")
 

@@ -29,6 +29,10 @@ def test_remaining_time_is_the_trainings_and_reports_left_at_their_mean_cost_and
         r"\[kit\.batch \d+:\d\d:\d\d\] run file 1/2 simcse_augmentations/demo: 3 trainings planned .*", text[0]
     )
     assert "training 2/4 simcse_augmentations/demo simcse seed 1: cached" in text[2]
+    p.training_beat("simcse_augmentations/demo", "swap_10 seed 0: 130/200 (65%) in 5m00s; about 2m42s more")
+    assert lines(out)[-1].endswith(
+        "] training 4/4 simcse_augmentations/demo swap_10 seed 0: 130/200 (65%) in 5m00s; about 2m42s more"
+    )  # the training under way is the one after those done
     assert (
         "run 1/2 simcse_augmentations/demo finished in 3m20s: BIOSSES Spearman 80.00; report reports/x/report.html"
         in text[-1]
