@@ -673,7 +673,8 @@ def latest_benchmarks(results: Path, scripts: Sequence[str]) -> str:
     sections = ("\n" + results.read_text(encoding="utf-8")).split("\n## ")[1:]
     out = []
     for script in scripts:
-        default = f", `python {script}`"  # the line under the title ends in the command the run was made with
+        # the line under the title ends in the command the run was made with, from the root or benchmarks/
+        default = (f", `python {script}`", f", `python benchmarks/{script}`")
         mine = [s for s in sections if s.startswith(f"{script}:") and s.split("\n\n")[1].endswith(default)]
         if not mine:
             raise ValueError(f"{results}: no table of {script} (run it in full: python benchmarks/{script})")
