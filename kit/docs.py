@@ -668,8 +668,9 @@ def with_block(page: Path, block: str, markers: tuple[str, str] = MARKERS, *more
 
 def latest_benchmarks(results: Path, scripts: Sequence[str]) -> str:
     """The newest table of each of ``scripts`` in a benchmark results file, as the benchmark wrote it (its title a
-    level-4 heading), from a run of its default command (``python <script>``: another model or subset is another
-    question than the page's); ValueError naming the file when a script has none."""
+    level-4 heading), from a run of its default command (``python <script>`` or ``python benchmarks/<script>``:
+    another model or subset is another question than the page's); ValueError naming the file when a script has
+    none."""
     sections = ("\n" + results.read_text(encoding="utf-8")).split("\n## ")[1:]
     out = []
     for script in scripts:

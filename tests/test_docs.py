@@ -345,7 +345,8 @@ def test_the_speed_tables_are_each_benchmarks_newest_and_a_missing_one_is_named(
     results.write_text(
         f"## encode.py: old\n\n{cmd.format('encode.py')}\n\n| a |\n\n## evaluate.py: only\n\n"
         f"{cmd.format('evaluate.py')}\n\nx\n\n## encode.py: new\n\n{cmd.format('benchmarks/encode.py')}\n\n| b |\n\n"
-        f"## encode.py: another model\n\n{cmd.format('encode.py --sentences 9')}\n\n| c |\n"
+        f"## encode.py: another model\n\n{cmd.format('encode.py --sentences 9')}\n\n| c |\n\n"
+        f"## encode.py: from the root\n\n{cmd.format('benchmarks/encode.py --sentences 9')}\n\n| d |\n"
     )
     block = latest_benchmarks(results, ("evaluate.py", "encode.py"))
     assert block == (

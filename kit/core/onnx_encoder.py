@@ -5,8 +5,8 @@
 ``$KIT_CACHE/onnx/<weights digest>/`` and encodes with ONNX Runtime's CPU provider, with the kit's own
 length-sorted batching. ``fp32`` gives the PyTorch embeddings to about 1e-6; ``int8`` (ONNX Runtime's dynamic
 quantisation of the weights) is faster and moves embeddings, so it is an option, never a default. On the 2-core
-machine the fp32 path is 1.08x PyTorch with batches of 64 texts and equal to it with the suite's token batches, so
-PyTorch stays the default (``benchmarks/encode.py``, ``benchmarks/evaluate.py``).
+machine the fp32 path is within a few percent of PyTorch, with batches of 64 texts and with the suite's token
+batches, so PyTorch stays the default (the speed tables of ``benchmarks/encode.py`` and ``benchmarks/evaluate.py``).
 
 An export is used only when its folder's manifest names the same weights (and graph: configuration, versions)
 and its file still has the digest recorded when it was written: a damaged file or manifest is set aside, a
