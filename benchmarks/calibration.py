@@ -20,9 +20,10 @@ from which ``python -m kit.docs render`` generates the table on the evaluation p
 
 ``--control`` simulates the positive control instead (``kit.evaluation.simulation.control_pair``): a trained method
 against the best of ``CANDIDATES`` deterministic training-free embeddings chosen on the same items, Spearman on 100
-items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead. With
-one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control (six
-correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
+items, each noise regime and seeds per method; a pass is a significant difference with the trained side ahead, a
+fail one with it behind at alpha / candidates (``kit.evaluation.rows.fail_level``), and both are counted under the
+null. With one candidate the choice costs nothing; with six independent ones it costs the most, so the kit's control
+(six correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
 ``--control --folds K`` simulates study 2's control on its held-out task instead (``cross_fitted_pair``): teacher and
 student trained on K fixed folds of 100 items, each seed's fold models pooled, at ``FOLD_SEEDS``, without and with a
 method-by-fold effect that every seed shares (``FOLD_SDS``), into ``benchmarks/results/calibration_control_folds.json``.
@@ -182,8 +183,10 @@ def measured(runs: int, resamples: int, command: str, started: float, cells: lis
 
 
 def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
-    """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null) and the
-    pass rate under the alternative, per noise regime, seeds and candidates (``--folds``: method-by-fold effects);
+    """``--control``: the false pass rate (a significant difference, the trained side ahead, under the null), the
+    false fail rate (the trained side behind at alpha / candidates, the kit's rule, under the null) and the pass rate
+    under the alternative, per noise regime, seeds and candidates (``--folds``: method-by-fold effects, one
+    candidate);
     Spearman on 100 items (20 quick), or ``--metric mean``'s tasks (``MEAN_ITEMS`` at ``MEAN_SEEDS``)."""
     test = {"kit": calibrated(resamples)}
     metric = args.metric or "spearman"
@@ -211,7 +214,8 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     "design": design,
                     "upper": True,
                 }
-                null = rejection_rates(test, **at)["kit"]
+                fail_alpha = ALPHA / (1 if args.folds else value)
+                null = rejection_rates(test, fail_alpha=fail_alpha, **at)["kit"]
                 power = rejection_rates(test, effect=EFFECT, **at)["kit"]
                 large = rejection_rates(test, effect=CONTROL_EFFECT, **at)["kit"]
                 cells.append(
@@ -223,6 +227,8 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                         variant: value,
                         "false": null.rate,
                         "error": null.error,
+                        "false_fail": null.behind,
+                        "false_fail_error": null.behind_error,
                         "power": power.rate,
                         "null_difference": null.difference,
                         "effect": power.difference,
@@ -232,7 +238,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                 )
                 print(
                     f"control {metric} {noise} {items} items {seeds} seeds, {variant} {value}: "
-                    f"false pass {null.rate:.3f}, "
+                    f"false pass {null.rate:.3f}, false fail {null.behind:.3f}, "
                     f"pass {power.rate:.2f} and {large.rate:.2f} [{time.perf_counter() - started:.0f}s]",
                     flush=True,
                 )
@@ -256,15 +262,15 @@ def control_table(result: dict) -> str:
         f"pass: significant with the trained side ahead; the trained method's signal weight +{result['effect']} and "
         f"+{result['large_effect']} (mean differences x100 beside each).",
         "",
-        f"| noise | items | seeds | {variant.replace('_', ' ')} | false pass | difference, null | pass | difference | "
-        "pass, large | difference, large |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| noise | items | seeds | {variant.replace('_', ' ')} | false pass | false fail | difference, null | pass | "
+        "difference | pass, large | difference, large |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in result["cells"]:
         lines.append(
             f"| {c['noise']} | {c['items']} | {c['seeds']} | {c[variant]} | {c['false']:.3f} ± {c['error']:.3f} | "
-            f"{c['null_difference']:+.1f} | {c['power']:.2f} | {c['effect']:+.1f} | {c['large_power']:.2f} | "
-            f"{c['large_effect']:+.1f} |"
+            f"{c['false_fail']:.3f} ± {c['false_fail_error']:.3f} | {c['null_difference']:+.1f} | "
+            f"{c['power']:.2f} | {c['effect']:+.1f} | {c['large_power']:.2f} | {c['large_effect']:+.1f} |"
         )
     return "\n".join(lines)
 

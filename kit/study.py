@@ -557,6 +557,7 @@ class StudyBase:
             tasks[0].name,
             f"{self.row_label(base)} beats every training-free embedding of its start",
             f"the strongest of {len(scores)} training-free embeddings on this task, x100: {shown}",
+            candidates=len(scores),
         )
 
     def control_task(self) -> str | None:

@@ -186,17 +186,25 @@ def multi_bootstrap(resamples: int) -> Test:
 @dataclass(frozen=True)
 class Cell:
     """The share of ``runs`` simulated comparisons with p < alpha (``rate``; with ``rejection_rates``' ``upper``, only
-    those with the first side ahead), its Monte-Carlo error, and the mean
+    those with the first side ahead), its Monte-Carlo error (``error``; ``behind_error`` for ``behind``), the mean
     observed difference of the metric x100 between the methods over the simulated pairs (``difference``)."""
 
     rate: float
     runs: int
     difference: float
+    behind: float = float("nan")
+    """With ``rejection_rates``' ``fail_alpha``: the share with p < fail_alpha and the first side behind (a positive
+    control's fail)."""
 
     @property
     def error(self) -> float:
         """The Monte-Carlo standard error of ``rate``: sqrt(rate (1 - rate) / runs)."""
         return float(np.sqrt(max(self.rate * (1 - self.rate), 1e-12) / self.runs))
+
+    @property
+    def behind_error(self) -> float:
+        """The Monte-Carlo standard error of ``behind``."""
+        return float(np.sqrt(max(self.behind * (1 - self.behind), 1e-12) / self.runs))
 
 
 def rejection_rates(
@@ -211,10 +219,13 @@ def rejection_rates(
     seed: int = 0,
     design: Design = simulated_pair,
     upper: bool = False,
+    fail_alpha: float | None = None,
 ) -> dict[str, Cell]:
     """How often each of ``tests`` rejects at ``alpha`` over the same ``runs`` simulated pairs of ``design`` (each its
     own task and training runs); ``upper``: only rejections where the first side came out ahead count (a positive
-    control's pass). A cell's ``difference`` is the mean observed difference x100, the effect in the metric's units."""
+    control's pass); ``fail_alpha``: a cell's ``behind`` also counts p < fail_alpha with the first side behind (a
+    control's fail). A cell's ``difference`` is the mean observed difference x100, the effect in the metric's
+    units."""
     rng = np.random.default_rng([seed, seeds, items, int(effect * 1000) & 0xFFFFFFFF, len(metric)])
     p_values: dict[str, list[float]] = {name: [] for name in tests}
     differences = []
@@ -230,5 +241,7 @@ def rejection_rates(
         tested = ps == ps
         rejected = (ps < alpha) & (ahead if upper else True)
         rate = float(np.mean(rejected[tested])) if tested.any() else float("nan")
-        out[name] = Cell(rate, int(tested.sum()), float(np.mean(differences)))
+        fails = (ps < fail_alpha) & ~ahead if fail_alpha is not None and tested.any() else None
+        behind = float(np.mean(fails[tested])) if fails is not None else float("nan")
+        out[name] = Cell(rate, int(tested.sum()), float(np.mean(differences)), behind)
     return out

@@ -70,7 +70,7 @@ def pilot_control(path: Path) -> Control | None:
     metrics = pilot_record(path).get("metrics")
     control = (metrics or {}).get(family, {}).get("control") if isinstance(metrics, dict) else None
     try:
-        return Control(control["row"], control["baseline"], control["task"], vetoes=tuple(control.get("vetoes", ())))
+        return Control.from_record({"premise": "", "chosen": "", **control})
     except (TypeError, KeyError):
         return None
 

@@ -67,6 +67,21 @@ def test_the_positive_controls_design_passes_falsely_within_monte_carlo_error_an
     assert (a.seeds, a.fixed, b.seeds, b.fixed) == (3, False, 1, True)
 
 
+def test_a_fail_behind_the_best_of_six_is_false_too_often_at_alpha_and_within_error_at_alpha_over_six():
+    """Under the null the best of six candidates chosen on the same items is biased upwards, so "behind it at alpha"
+    is called in about three times alpha / 2 (5 seeds, 100 items, item noise); the kit's fail level alpha / 6
+    (``kit.evaluation.rows.fail_level``) keeps it within alpha / 2 plus two Monte-Carlo errors. Both rates come from
+    the same simulated pairs."""
+    tests, runs = {"kit": calibrated(200)}, 400
+    at = {"noise": NOISES["item"], "seeds": 5, "items": 100, "metric": "spearman", "runs": runs, "upper": True}
+    six = functools.partial(control_pair, candidates=6)
+    limit = ALPHA / 2 + 2 * np.sqrt(ALPHA / 2 * (1 - ALPHA / 2) / runs)
+    naive = rejection_rates(tests, design=six, fail_alpha=ALPHA, **at)["kit"]
+    kit = rejection_rates(tests, design=six, fail_alpha=ALPHA / 6, **at)["kit"]
+    assert naive.behind > limit and kit.behind <= limit, (naive, kit)
+    assert kit.behind_error < naive.behind_error and kit.rate == naive.rate  # the same pairs, the same passes
+
+
 def test_the_control_on_a_retrieval_task_passes_falsely_within_monte_carlo_error_and_finds_a_gain():
     """The retrieval metric (``mean``: per-query scores in (0, 1), about 0.3 under the null) in the control's design at
     5 seeds: under the null it passes at most alpha / 2 plus two Monte-Carlo errors; a gain of +0.4 in signal passes

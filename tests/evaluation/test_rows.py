@@ -1,6 +1,8 @@
 """A study's rows compared on suite tasks: outputs saved and read back, evidence saved and read back, the primary
 tested alone, families without identical or nested comparisons, and verdict sentences that follow the numbers."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -245,6 +247,26 @@ def test_a_control_that_fails_withholds_every_finding_and_says_so():
     assert (starred.test == "positive control, alone").all()  # the control's own verdict, and nothing else
     record = report.record()
     assert record["control"]["outcome"] == "fails" and not any(x.get("finding") for x in record["lines"])
+
+
+def test_a_control_behind_a_baseline_chosen_from_many_fails_only_below_alpha_over_their_number():
+    """Behind the best of k chosen on the same items is a fail only at alpha / k (``rows.fail_level``): the shuffled
+    model is behind the start with a small p, a fail with one candidate or six, and only "not shown" when the level
+    allowing for the choice lies below its p; the record keeps the count, so a recomputed snapshot gives the same."""
+    line = rows.compared_lines(controlled(FAILING).compared).query("role == 'control'").iloc[0]
+    six = dataclasses.replace(FAILING, candidates=6, chosen="the strongest of 6")
+    many = dataclasses.replace(FAILING, candidates=int(0.05 / line.p * 10), chosen="the strongest of many")
+    assert rows.control_outcome(controlled(six).compared, six)[0] == "fails" and line.p < 0.05 / 6
+    assert "fails (p below 0.0083, which allows for its baseline being the best of 6 on these items)" in (
+        controlled(six).control_text()
+    )
+    report = controlled(many)
+    assert rows.control_outcome(report.compared, many)[0] == "not shown"
+    assert "not shown (behind at alpha, but not at" in report.control_text()
+    assert "is not shown to hold here" in report.control_text() and not report.compared.finding.any()
+    record = report.record()
+    assert record["control"]["candidates"] == many.candidates
+    assert rows.recomputed(report.evidence, record)[0]["control"] == record["control"]
 
 
 def test_a_veto_fails_a_control_whose_comparison_passes_and_a_premise_withholds_another_report():
