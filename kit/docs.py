@@ -759,7 +759,8 @@ def calibration_block(path: Path = CALIBRATION) -> str:
 
 def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
     """Study 2's control on its held-out task on simulated studies (``--control --folds K``): per noise, seeds and
-    method-by-fold effect, its false pass rate and its pass rate at two gains; '' before a full run is committed."""
+    method-by-fold effect, its false pass and false fail rates and its pass rate at two gains; '' before a full run is
+    committed."""
     if not path.is_file():
         return ""
     result = json.loads(path.read_text(encoding="utf-8"))
@@ -769,12 +770,14 @@ def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
             "seeds": c["seeds"],
             "fold effect (sd)": c["fold_sd"],
             "false pass": f"{c['false']:.3f} ± {c['error']:.3f}",
+            "false fail": f"{c['false_fail']:.3f} ± {c['false_fail_error']:.3f}",
             f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
             f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
         }
         for c in result["cells"]
     ]
     worst = max(result["cells"], key=lambda c: c["false"])
+    worst_fail = max(result["cells"], key=lambda c: c["false_fail"])
     return (
         f"\n\nStudy 2's control on its held-out task (`biosses-cv`: each pair scored by the fold model that held it "
         f"out, a seed's {result['folds']} fold models pooled, `kit.evaluation.simulation.cross_fitted_pair`), teacher "
@@ -783,8 +786,10 @@ def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
         "how much a fold's training pairs suit one method, shared by every seed: the part of the fixed folds that "
         "neither the item draws nor the seeds' spread sample. The highest false pass rate is "
         f"{worst['false']:.3f} ± {worst['error']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, fold effect "
-        f"{worst['fold_sd']}), against a nominal {result['alpha'] / 2:g}; the mean differences x100 beside each pass "
-        "rate.\n\n" + markdown_table(rows)
+        f"{worst['fold_sd']}), against a nominal {result['alpha'] / 2:g}, and of a false fail (the teacher behind at "
+        f"alpha: one candidate, no choice) {worst_fail['false_fail']:.3f} ± {worst_fail['false_fail_error']:.3f} "
+        f"({worst_fail['noise']} noise, {worst_fail['seeds']} seeds, fold effect {worst_fail['fold_sd']}); the mean "
+        "differences x100 beside each pass rate.\n\n" + markdown_table(rows)
     )
 
 
@@ -798,9 +803,10 @@ def with_mean_block(block: Callable[[Path], str], path: Path, mean: Path) -> str
 
 def above_nominal(result: dict) -> str:
     """``; above it by more than two Monte-Carlo errors in: <cells>`` for the control cells whose false fail rate
-    exceeds alpha / 2 + 2 errors, or ''."""
+    exceeds alpha / 2 plus two errors of a rate of alpha / 2 over the cell's runs, or ''."""
     nominal = result["alpha"] / 2
-    over = [c for c in result["cells"] if c["false_fail"] > nominal + 2 * c["false_fail_error"]]
+    limit = nominal + 2 * (nominal * (1 - nominal) / result["runs"]) ** 0.5
+    over = [c for c in result["cells"] if c["false_fail"] > limit]
     cells = "; ".join(
         f"{c['noise']} noise, {c['items']:,} items, {c['seeds']} seeds, {c['candidates']} candidate"
         f"{'s' * (c['candidates'] != 1)} ({c['false_fail']:.3f} ± {c['false_fail_error']:.3f})"

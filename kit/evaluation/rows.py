@@ -22,6 +22,7 @@ task. The verdict sentences are written from these results, so that no verdict i
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -349,9 +350,16 @@ class Control(Declared):
 
     @classmethod
     def from_record(cls, record: dict) -> Control:
+        """A recorded control; a record from before ``candidates`` was kept reads the count from its ``chosen`` text
+        ("the strongest of 6 training-free embeddings ..."), else 1."""
         keys = ("row", "baseline", "task", "premise", "chosen")
-        vetoes, candidates = tuple(record.get("vetoes", ())), record.get("candidates", 1)
-        return cls(**{k: record[k] for k in keys}, vetoes=vetoes, candidates=candidates)
+        legacy = LEGACY_CHOICE.match(record.get("chosen", ""))
+        candidates = record.get("candidates", int(legacy.group(1)) if legacy else 1)
+        return cls(**{k: record[k] for k in keys}, vetoes=tuple(record.get("vetoes", ())), candidates=candidates)
+
+
+LEGACY_CHOICE = re.compile(r"(?:the strongest|best) of (\d+) training-free embeddings")
+"""How a control record written before ``Control.candidates`` named its baseline's choice."""
 
 
 NO_CONTROL = (
@@ -369,9 +377,10 @@ untestable."""
 def fail_level(line, control: Control) -> float:
     """The p-value below which a control that came out behind fails: alpha / ``control.candidates`` (Bonferroni).
     A baseline chosen as the best of k on the same items is biased upwards, so "behind it at alpha" fires under the
-    null in up to 3 times the nominal alpha / 2 (``benchmarks/calibration.py --control``, 5 seeds, 6 candidates);
-    behind the chosen one at alpha / k implies behind some candidate at alpha / k, which under the null happens in at
-    most k (alpha / k) / 2 = alpha / 2."""
+    null well above the nominal alpha / 2 (``tests/evaluation/test_calibration.py`` simulates it at 5 seeds and six
+    candidates); behind the chosen one at alpha / k implies behind some candidate at alpha / k, which under the null
+    happens in at most k (alpha / k) / 2 = alpha / 2 where the one-candidate test's lower tail is calibrated
+    (``benchmarks/calibration.py --control`` counts both)."""
     return (1 - line.family_confidence) / control.candidates
 
 

@@ -277,7 +277,11 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
     if sizing.one_seed:
         return [f"{head}: {ONE_SEED}"]
     caveat = f"; {sizing.other_model}" if sizing.other_model else ""
-    cost = "; the best-of-six choice of its baseline costs more (benchmarks/calibration.py --control)" if chosen else ""
+    cost = (
+        f"; the best-of-{c.candidates} choice of its baseline costs more (benchmarks/calibration.py --control)"
+        if chosen and c.candidates > 1
+        else ""
+    )
     veto = "; the pilot's control was vetoed, which no number of seeds lifts" if c.vetoes else ""
     return [
         f"{head}: with {_seeds(sizing.seeds)} it resolves {design.detectable(v):.1f} points (80% power)"

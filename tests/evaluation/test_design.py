@@ -124,7 +124,7 @@ def test_study_2s_design_sizes_its_teacher_control_and_reads_the_ceiling_from_it
     out = capsys.readouterr().out
     control = out.splitlines()[1]
     head = "  positive control biosses_blurb: cross-encoder - biosses_blurb: gold on biosses-test (pilot docs/results/"
-    assert control.startswith(head) and "with 3 seeds it resolves" in control and "best-of-six" not in control
+    assert control.startswith(head) and "with 3 seeds it resolves" in control and "best-of-" not in control
     # sized on its own snapshot, the control resolves what its report said: the gold student's seeds count too (they
     # were taken as a fixed row's, which dropped their run-to-run part and gave 93.2 points)
     from kit.docs import SNAPSHOTS, corrected_families
@@ -167,6 +167,7 @@ def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(
     assert lines[1].startswith(head) and lines[2].startswith("  primary swap_10 - simcse"), lines[:3]
     resolved = float(re.search(r"with 2 seeds it resolves ([\d.]+) points", lines[1]).group(1))
     assert resolved > 30  # two seeds of a trained row against a fixed one: the run-to-run part has 1 df
+    assert "; the best-of-6 choice of its baseline costs more" in lines[1]  # the count its snapshot recorded
 
     elsewhere = tmp_path / "simcse_augmentations" / "control_elsewhere.yaml"
     elsewhere.parent.mkdir()

@@ -267,6 +267,10 @@ def test_a_control_behind_a_baseline_chosen_from_many_fails_only_below_alpha_ove
     record = report.record()
     assert record["control"]["candidates"] == many.candidates
     assert rows.recomputed(report.evidence, record)[0]["control"] == record["control"]
+    legacy = {k: v for k, v in record["control"].items() if k != "candidates"}  # written before the count was kept
+    chosen = "the strongest of 6 training-free embeddings on this task, x100: ..."
+    assert rows.Control.from_record({**legacy, "chosen": chosen}).candidates == 6
+    assert rows.Control.from_record({**legacy, "chosen": ""}).candidates == 1
 
 
 def test_a_veto_fails_a_control_whose_comparison_passes_and_a_premise_withholds_another_report():
