@@ -828,13 +828,11 @@ def control_calibration_block(path: Path = CONTROL_CALIBRATION) -> str:
             "items": c["items"],
             "seeds": c["seeds"],
             "candidates": c["candidates"],
-            "false pass": f"{c['false']:.3f} ± {c['error']:.3f}",
-            "false fail": f"{c['false_fail']:.3f} ± {c['false_fail_error']:.3f}",
+            "false pass": f"{c['false']:.3f}\u00a0±\u00a0{c['error']:.3f}",
+            "false fail": f"{c['false_fail']:.3f}\u00a0±\u00a0{c['false_fail_error']:.3f}",
             "difference, null": f"{c['null_difference']:+.1f}",
-            f"pass, +{result['effect']}": f"{c['power']:.2f}",
-            "difference": f"{c['effect']:+.1f}",
-            f"pass, +{result['large_effect']}": f"{c['large_power']:.2f}",
-            "difference, large": f"{c['large_effect']:+.1f}",
+            f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
+            f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
         }
         for c in result["cells"]
     ]
@@ -859,7 +857,7 @@ def control_calibration_block(path: Path = CONTROL_CALIBRATION) -> str:
         f"`{result['command']}` ({result['runs']} pairs per cell and hypothesis, {result['resamples']} item draws, "
         f"alpha {result['alpha']}; {duration(result['seconds'])}). A pass is a significant difference with the trained "
         f"side ahead; the trained method's signal weight is the null's, or {result['effect']} or "
-        f"{result['large_effect']} higher (the mean differences x100 they produced beside each). The highest false "
+        f"{result['large_effect']} higher (the mean differences x100 they produced in brackets). The highest false "
         f"pass rate is {worst['false']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, {worst['candidates']} "
         f"candidate{'s' * (worst['candidates'] != 1)}), against a nominal {result['alpha'] / 2:g} (a pass is one "
         f"side of a two-sided test). A fail is a significant difference with the trained side behind at alpha divided "
