@@ -220,9 +220,9 @@ def _record(progress: BatchProgress, name: str, event: tuple) -> None:
     if kind == "done":
         progress.training_done(name, label, *rest)
     else:
-        reason, left = rest
+        reason, left, free = rest
         progress.training_failed(name, label, reason)
-        progress.trainings_skipped(left + 1)
+        progress.trainings_skipped(left + 1, free)
 
 
 def execute_all(
@@ -236,7 +236,8 @@ def execute_all(
     os.environ["KIT_PROGRESS"] = "0"
     quiet_libraries()
     plans = [plan(run, reports) for run in runs]
-    progress = BatchProgress(len(runs), sum(len(p.trainings) for p in plans))
+    free = sum(not p.study.run_trains(*args) for p in plans for args in p.trainings)
+    progress = BatchProgress(len(runs), sum(len(p.trainings) for p in plans), free)
     for run, p in zip(runs, plans):
         if p.study is not None and (line := sizing(p.study, run.name, reports)):
             progress.line(f"{run.notebook}/{run.name}: {line}")

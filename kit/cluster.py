@@ -265,11 +265,12 @@ def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, f
         if kind == "render":
             finished(k, *((None, 0.0, outcome) if failed else outcome))
             continue
+        trains = plans[k].study.run_trains(*args)
         if not failed:
-            progress.training_done(name, training, *outcome)
+            progress.training_done(name, training, *outcome, trains)
         else:
             progress.training_failed(name, training, str(outcome))
-            progress.trainings_skipped(1)
+            progress.trainings_skipped(1, free=not trains)
         left[k] -= 1
         if not left[k]:
             submit("render", k)

@@ -143,7 +143,8 @@ STUDIES: Registry[StudyEntry] = Registry("notebook")
 class Study(Protocol):
     """What ``kit.batch`` needs of a study: built from its parameters and report folder, it lists the
     arguments of every ``run`` its notebook makes, ``run(*args)`` computes (or loads) one of them and
-    names in ``computed_runs`` what it computed, and ``run_label(*args)`` names it for progress lines."""
+    names in ``computed_runs`` what it computed, ``run_label(*args)`` names it for progress lines and
+    ``run_trains(*args)`` says whether it trains (a training-free row takes seconds; progress times it apart)."""
 
     def __init__(self, params: Params, report_dir: str | Path) -> None: ...
 
@@ -154,6 +155,8 @@ class Study(Protocol):
     def run(self, *args) -> dict: ...
 
     def run_label(self, *args) -> str: ...
+
+    def run_trains(self, *args) -> bool: ...
 
 
 TRAINING_FREE_POOLERS = {
@@ -212,6 +215,10 @@ class StudyBase:
     def run_label(self, *args) -> str:
         """A run's name in progress lines and bars: its arguments (studies name them better)."""
         return " ".join(map(str, args))
+
+    def run_trains(self, *args) -> bool:
+        """Whether a planned run trains (studies with training-free rows say which do not)."""
+        return True
 
     @classmethod
     def workload(cls, p: Params) -> list[Work]:

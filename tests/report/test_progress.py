@@ -51,3 +51,21 @@ def test_a_failed_training_skips_the_rest_of_its_file_in_the_counts():
     assert p.remaining() == "remaining about 10s"  # one training left, at 10 s
     p.summary(failures=1)
     assert re.search(r"\] 1 run in \d+s, 1 failed$", lines(out)[-1])
+
+
+def test_training_free_rows_are_timed_apart_from_the_trainings():
+    # The demo's order: a training-free row, trainings of minutes, then six more training-free rows. One mean over
+    # all of them said "remaining about 1m16s" after the first row where about 13 minutes were left.
+    out = io.StringIO()
+    p = BatchProgress(runs=1, trainings=6, free=3, stream=out)
+    p.training_done("s/r", "zero_shot seed 0", 6.0, cached=False, trains=False)
+    assert lines(out)[-1].endswith("remaining about 12s + the trainings and the reports (not timed yet)")
+    p.training_done("s/r", "simcse seed 0", 144.0, cached=False)
+    assert p.remaining() == f"remaining about {duration(2 * 144 + 2 * 6)} + the reports (not timed yet)"
+    p.training_done("s/r", "cls seed 0", 4.0, cached=False, trains=False)
+    p.training_done("s/r", "swap_10 seed 0", 0.1, cached=True)  # cached: done, and no part of a mean
+    assert p.remaining() == f"remaining about {duration(144 + 5)} + the reports (not timed yet)"
+    p.training_failed("s/r", "swap_10 seed 1", "RuntimeError: out of memory")
+    p.trainings_skipped(2, free=1)  # the failed training and the training-free row after it
+    assert (p.trainings_done, p.free_done) == (6, 3)
+    assert p.remaining() == "remaining: the reports are not timed yet"

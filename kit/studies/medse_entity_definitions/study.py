@@ -56,7 +56,7 @@ from kit.studies.medse_entity_definitions.method import (
     mixture_fits,
     training_mixture,
 )
-from kit.studies.medse_entity_definitions.params import ROWS, MedSEParams, Row
+from kit.studies.medse_entity_definitions.params import ROWS, TRAINED, MedSEParams, Row
 from kit.study import SUITE_FILE, StudyBase
 
 METRICS = ("spearman_test", "spearman_all", "spearman_entity", "spearman_dev", "alignment", "uniformity")
@@ -399,6 +399,9 @@ class Study(StudyBase):
         """``medse seed 0``, with a sweep's setting: ``medse seed 0, lam 0.5``."""
         sweep = {"none_share": none_share, "lam": lam, "dedup": dedup}
         return f"{row_name} seed {seed}" + "".join(f", {k} {v}" for k, v in sweep.items() if v is not None)
+
+    def run_trains(self, row_name: str, seed: int, *sweep) -> bool:
+        return row_name in TRAINED
 
     # ---- tables ------------------------------------------------------------------------
     def trained_rows(self) -> list[str]:

@@ -216,6 +216,9 @@ class Study(StudyBase):
         """``simcse seed 0``, or for a few-shot run ``simcse seed 0 on 10% of the corpus``."""
         return f"{row_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
 
+    def run_trains(self, row_name: str, seed: int, percent: float = 100.0) -> bool:
+        return ROWS[row_name].trained
+
     def saves_model(self, row: Row, seed: int, percent: float) -> bool:
         """``save_models``: the first seed of every trained table row."""
         return self.p.save_models and row.trained and seed == self.p.seeds[0] and percent == 100
