@@ -717,6 +717,16 @@ def suite_block(snapshots: Path | None = None) -> str:
     )
 
 
+def rate(value: float, error: float) -> str:
+    """A simulated rate and its Monte-Carlo error, ``0.025 ± 0.008``, kept on one line (no-break spaces)."""
+    return f"{value:.3f}\u00a0±\u00a0{error:.3f}"
+
+
+def candidate_count(count: int) -> str:
+    """``1 candidate``, ``6 candidates``."""
+    return f"{count} candidate{'s' * (count != 1)}"
+
+
 def calibration_block(path: Path = CALIBRATION) -> str:
     """The evaluation page's calibration table: per metric, noise, items and seeds, the false "significant" rate of
     the kit's test and of the multi-bootstrap it replaced, with Monte-Carlo errors, and their power."""
@@ -729,8 +739,8 @@ def calibration_block(path: Path = CALIBRATION) -> str:
             "noise": c["noise"],
             "items": c["items"],
             "seeds": c["seeds"],
-            "false, kit": f"{c['kit']['false']:.3f} ± {c['kit']['error']:.3f}",
-            "false, multi-bootstrap": f"{c['reference']['false']:.3f} ± {c['reference']['error']:.3f}",
+            "false, kit": rate(c["kit"]["false"], c["kit"]["error"]),
+            "false, multi-bootstrap": rate(c["reference"]["false"], c["reference"]["error"]),
             "power, kit": f"{c['kit']['power']:.2f}",
             "power, multi-bootstrap": f"{c['reference']['power']:.2f}",
             "effect x100": f"{c['effect']:+.1f}",
@@ -769,8 +779,8 @@ def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
             "noise": c["noise"],
             "seeds": c["seeds"],
             "fold effect (sd)": c["fold_sd"],
-            "false pass": f"{c['false']:.3f} ± {c['error']:.3f}",
-            "false fail": f"{c['false_fail']:.3f} ± {c['false_fail_error']:.3f}",
+            "false pass": rate(c["false"], c["error"]),
+            "false fail": rate(c["false_fail"], c["false_fail_error"]),
             f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
             f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
         }
@@ -785,9 +795,9 @@ def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
         f"cell and hypothesis, {result['resamples']} item draws; {duration(result['seconds'])}). The fold effect is "
         "how much a fold's training pairs suit one method, shared by every seed: the part of the fixed folds that "
         "neither the item draws nor the seeds' spread sample. The highest false pass rate is "
-        f"{worst['false']:.3f} ± {worst['error']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, fold effect "
+        f"{rate(worst['false'], worst['error'])} ({worst['noise']} noise, {worst['seeds']} seeds, fold effect "
         f"{worst['fold_sd']}), against a nominal {result['alpha'] / 2:g}, and of a false fail (the teacher behind at "
-        f"alpha: one candidate, no choice) {worst_fail['false_fail']:.3f} ± {worst_fail['false_fail_error']:.3f} "
+        f"alpha: one candidate, no choice) {rate(worst_fail['false_fail'], worst_fail['false_fail_error'])} "
         f"({worst_fail['noise']} noise, {worst_fail['seeds']} seeds, fold effect {worst_fail['fold_sd']}); the mean "
         "differences x100 beside each pass rate.\n\n" + markdown_table(rows)
     )
@@ -808,8 +818,8 @@ def above_nominal(result: dict) -> str:
     limit = nominal + 2 * (nominal * (1 - nominal) / result["runs"]) ** 0.5
     over = [c for c in result["cells"] if c["false_fail"] > limit]
     cells = "; ".join(
-        f"{c['noise']} noise, {c['items']:,} items, {c['seeds']} seeds, {c['candidates']} candidate"
-        f"{'s' * (c['candidates'] != 1)} ({c['false_fail']:.3f} ± {c['false_fail_error']:.3f})"
+        f"{c['noise']} noise, {c['items']:,} items, {c['seeds']} seeds, {candidate_count(c['candidates'])} "
+        f"({rate(c['false_fail'], c['false_fail_error'])})"
         for c in over
     )
     return f"; above it by more than two Monte-Carlo errors in: {cells}" if over else ""
@@ -828,8 +838,8 @@ def control_calibration_block(path: Path = CONTROL_CALIBRATION) -> str:
             "items": c["items"],
             "seeds": c["seeds"],
             "candidates": c["candidates"],
-            "false pass": f"{c['false']:.3f}\u00a0±\u00a0{c['error']:.3f}",
-            "false fail": f"{c['false_fail']:.3f}\u00a0±\u00a0{c['false_fail_error']:.3f}",
+            "false pass": rate(c["false"], c["error"]),
+            "false fail": rate(c["false_fail"], c["false_fail_error"]),
             "difference, null": f"{c['null_difference']:+.1f}",
             f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
             f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
@@ -858,12 +868,12 @@ def control_calibration_block(path: Path = CONTROL_CALIBRATION) -> str:
         f"alpha {result['alpha']}; {duration(result['seconds'])}). A pass is a significant difference with the trained "
         f"side ahead; the trained method's signal weight is the null's, or {result['effect']} or "
         f"{result['large_effect']} higher (the mean differences x100 they produced in brackets). The highest false "
-        f"pass rate is {worst['false']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, {worst['candidates']} "
-        f"candidate{'s' * (worst['candidates'] != 1)}), against a nominal {result['alpha'] / 2:g} (a pass is one "
+        f"pass rate is {worst['false']:.3f} ({worst['noise']} noise, {worst['seeds']} seeds, "
+        f"{candidate_count(worst['candidates'])}), against a nominal {result['alpha'] / 2:g} (a pass is one "
         f"side of a two-sided test). A fail is a significant difference with the trained side behind at alpha divided "
         f"by the candidates, which allows for the choice; its highest false rate is {worst_fail['false_fail']:.3f} "
         f"({worst_fail['noise']} noise, {worst_fail['items']:,} items, {worst_fail['seeds']} seeds, "
-        f"{worst_fail['candidates']} candidate{'s' * (worst_fail['candidates'] != 1)}), against the same nominal "
+        f"{candidate_count(worst_fail['candidates'])}), against the same nominal "
         f"rate{above_nominal(result)}.{power}\n\n" + markdown_table(rows)
     )
 
