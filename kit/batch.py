@@ -222,7 +222,7 @@ def _record(progress: BatchProgress, name: str, event: tuple) -> None:
     else:
         reason, left, free = rest
         progress.training_failed(name, label, reason)
-        progress.trainings_skipped(left + 1, free)
+        progress.trainings_skipped(left, free)
 
 
 def execute_all(

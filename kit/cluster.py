@@ -270,7 +270,7 @@ def sweep(ray, share: Share, runs: list, plans: list, reports: Path, progress, f
             progress.training_done(name, training, *outcome, trains)
         else:
             progress.training_failed(name, training, str(outcome))
-            progress.trainings_skipped(1, free=not trains)
+            progress.trainings_skipped(1, free=int(not trains))
         left[k] -= 1
         if not left[k]:
             submit("render", k)

@@ -321,15 +321,15 @@ def plan(run: Run, reports: Path) -> Plan:
 
 def train(study: Study, planned: list[tuple], emit: Callable[[tuple], None]) -> None:
     """Train (or find cached) each planned run in turn; ``emit`` gets ("done", label, seconds, cached, trains)
-    per run, or on the first failure ("failed", label, reason, runs left, training-free runs left) and the rest
-    is left to the notebook, which meets the failure again and reports it in full."""
+    per run, or on the first failure ("failed", label, reason, runs, training-free runs), counting the failed run
+    and those after it, which are left to the notebook: it meets the failure again and reports it in full."""
     for i, args in enumerate(planned):
         label, before, t0 = study.run_label(*args), len(study.computed_runs), time.monotonic()
         try:
             study.run(*args)
         except Exception as err:
-            free = sum(not study.run_trains(*rest) for rest in planned[i:])
-            emit(("failed", label, failure_reason(err), len(planned) - i - 1, free))
+            free = sum(not study.run_trains(*later) for later in planned[i:])
+            emit(("failed", label, failure_reason(err), len(planned) - i, free))
             return
         emit(("done", label, time.monotonic() - t0, len(study.computed_runs) == before, study.run_trains(*args)))
 

@@ -27,9 +27,15 @@ from typing import TextIO
 from kit.core.progress import duration
 
 
+def listed(parts: list[str]) -> str:
+    """``a``, ``a and the b``, ``a, the b and the c``."""
+    return ", the ".join(parts[:-1]) + " and the " * (len(parts) > 1) + parts[-1] if parts else ""
+
+
 @dataclass
 class BatchProgress:
-    """Counts and lines of a batch of ``runs`` run files holding ``trainings`` planned trainings in all."""
+    """Counts and lines of a batch of ``runs`` run files holding ``trainings`` planned trainings in all, ``free`` of
+    them training-free rows."""
 
     runs: int
     trainings: int
@@ -61,7 +67,7 @@ class BatchProgress:
             (self.runs - self.runs_done, self.report_seconds, "reports"),
         ]
         known = sum(left * statistics.mean(seconds) for left, seconds, _ in parts if left and seconds) / self.at_once
-        untimed = " and the ".join(what for left, seconds, what in parts if left and not seconds)
+        untimed = listed([what for left, seconds, what in parts if left and not seconds])
         if not untimed:
             return f"remaining about {duration(known)}"
         if known:

@@ -65,6 +65,8 @@ def test_training_free_rows_are_timed_apart_from_the_trainings():
     p.training_done("s/r", "cls seed 0", 4.0, cached=False, trains=False)
     p.training_done("s/r", "swap_10 seed 0", 0.1, cached=True)  # cached: done, and no part of a mean
     assert p.remaining() == f"remaining about {duration(144 + 5)} + the reports (not timed yet)"
+    fresh = BatchProgress(runs=1, trainings=3, free=1)
+    assert fresh.remaining() == "remaining: the trainings, the training-free rows and the reports are not timed yet"
     p.training_failed("s/r", "swap_10 seed 1", "RuntimeError: out of memory")
     p.trainings_skipped(2, free=1)  # the failed training and the training-free row after it
     assert (p.trainings_done, p.free_done) == (6, 3)

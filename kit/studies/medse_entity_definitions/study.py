@@ -401,6 +401,7 @@ class Study(StudyBase):
         return f"{row_name} seed {seed}" + "".join(f", {k} {v}" for k, v in sweep.items() if v is not None)
 
     def run_trains(self, row_name: str, seed: int, *sweep) -> bool:
+        """Every row but the zero-shot ones (the start pooled, whitened or not) trains."""
         return row_name in TRAINED
 
     # ---- tables ------------------------------------------------------------------------

@@ -217,6 +217,7 @@ class Study(StudyBase):
         return f"{row_name} seed {seed}" + (f" on {percent:g}% of the corpus" if percent != 100 else "")
 
     def run_trains(self, row_name: str, seed: int, percent: float = 100.0) -> bool:
+        """The starting model and the positive control's candidates do not train."""
         return ROWS[row_name].trained
 
     def saves_model(self, row: Row, seed: int, percent: float) -> bool:
