@@ -213,6 +213,15 @@ def fit_cross_encoder(ce, pairs: list[Pair], labels, cfg: FitConfig):
     return ce
 
 
+def warm_up(model: str, pairs: list[Pair], labels: np.ndarray, cfg: FitConfig, out: Path) -> None:
+    """A cross-encoder from ``model`` fitted on ``pairs`` with labels in [0, 1] and saved in ``out``, the start of
+    a teacher that then learns its gold pairs (``compare``'s ``cross_start``): intermediate training on a larger pair
+    task (Phang et al. 2018, STILTs); the paper's teacher learns its gold pairs alone."""
+    ce = cross_encoder(model, cfg.seed, cfg.max_length, cfg.device)
+    fit_cross_encoder(ce, pairs, labels, cfg)
+    ce.save(str(out))
+
+
 def cross_scores(ce, pairs: list[Pair], batch_size: int = 64) -> np.ndarray:
     """The cross-encoder's scores, in the order of ``pairs``: sigmoid scores in [0, 1], shape (n,),
     for one output; class probabilities, shape (n, classes), for several."""
@@ -303,6 +312,7 @@ def compare(
     each_bi_encoder: Callable[[str, object], None] | None = None,
     each_cross_encoder: Callable[[object], None] | None = None,
     held_out: list[Pair] = (),
+    cross_start: str | None = None,
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
@@ -318,8 +328,11 @@ def compare(
     ``each_bi_encoder(condition, st)`` is called with each trained bi-encoder, the final model of its
     training (a study scores it on the evaluation suite there); ``each_cross_encoder(ce)`` with the trained
     cross-encoder, before it labels the silver pairs (a study scores it on the suite's pair tasks there).
-    ``held_out``: the split's test pairs, which no silver set may hold either.
+    ``held_out``: the split's test pairs, which no silver set may hold either. ``cross_start`` (STS): the
+    cross-encoder's starting checkpoint, a warmed-up one (``warm_up``); None: ``model``, as the paper.
     """
+    if cross_start is not None and num_labels is not None:
+        raise ValueError("a warmed-up cross-encoder is for STS benchmarks (one output), not NLI ones")
 
     def fit_and_score(pairs, labels, condition):
         st = bi_encoder(model, cfg.seed, cfg.max_length, cfg.device)
@@ -336,7 +349,7 @@ def compare(
 
     scores: dict[str, float] = {}
     gold_st = fit_and_score(gold, gold_labels, CONDITIONS[0])
-    ce = cross_encoder(model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
+    ce = cross_encoder(cross_start or model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
     fit_cross_encoder(ce, gold, gold_labels, cross_cfg or cfg)
     if each_cross_encoder is not None:
         each_cross_encoder(ce)

@@ -125,8 +125,14 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     cross_epochs: int = param(10, "cross-encoder epochs on the gold pairs", min=1)
     cross_lr: float = param(1e-4, "cross-encoder learning rate", gt=0)
+    cross_warmup: int | None = param(
+        0,
+        "STS benchmarks: RQE training pairs (seeded sample, seed nli_seed; None: all) the cross-encoder learns for one "
+        "epoch before its gold pairs, an entailed question pair as 1 and any other as 0; 0: none",
+        min=0,
+    )
     nli_train_size: int | None = param(100, "NLI benchmarks: gold training pairs (seeded sample); None: all", min=1)
-    nli_seed: int = param(1234, "seed of the NLI training sample", min=0)
+    nli_seed: int = param(1234, "seed of the NLI training sample and of the cross-encoder's warm-up sample", min=0)
     examples: int = param(5, "silver pairs shown per sampling", min=0)
     save_models: list[str] = param(
         ["biosses_blurb"],
@@ -155,6 +161,10 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     def cross_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed, epochs=self.cross_epochs, lr=self.cross_lr)
+
+    def warmup_config(self, seed: int) -> FitConfig:
+        """The cross-encoder's warm-up (``cross_warmup``): one epoch at its learning rate."""
+        return settings_from(self, FitConfig, seed=seed, epochs=1, lr=self.cross_lr)
 
     def primary_tasks(self) -> list[str]:
         """The suite's tasks, and the held-out task (``kit.studies.augmented_sbert.held_out``) when the run has the

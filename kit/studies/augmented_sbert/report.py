@@ -14,6 +14,17 @@ from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, suite_row
 from kit.studies.augmented_sbert.study import Study, SuiteReport
 
 
+def warmup_text(p) -> str:
+    """``; on STS benchmarks first one epoch on 2,000 RQE training pairs ...``, or '' without a warm-up."""
+    if p.cross_warmup == 0:
+        return ""
+    size = "all" if p.cross_warmup is None else f"{p.cross_warmup:,} (seeded sample, seed {p.nli_seed}) of the"
+    return (
+        f"; on STS benchmarks it first learns {size} RQE training pairs for one epoch (an entailed question pair as 1, "
+        "any other as 0), a warm-up the paper's teacher does not have"
+    )
+
+
 def describe(study: Study) -> str:
     """What this run uses (Markdown), stating substitutes plainly."""
     p, m = study.p, study.model_source
@@ -43,7 +54,7 @@ def describe(study: Study) -> str:
         "of epochs on more pairs, so more steps (as in the paper). STS: CosineSimilarityLoss on score/4; NLI: "
         "SoftmaxLoss over (u, v, |u-v|), scored by that classifier on independently encoded sentences. "
         f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
-        "(NLI). "
+        f"(NLI){warmup_text(p)}. "
         "No checkpoint selection: every model is read after its last epoch. "
         + "; ".join(
             f"{what} {seeds}"

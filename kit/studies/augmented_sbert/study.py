@@ -59,6 +59,7 @@ from kit.studies.augmented_sbert.method import (
     pair_scores,
     silver_labels,
     unordered,
+    warm_up,
 )
 from kit.studies.augmented_sbert.params import BENCHMARKS, CROSS_ENCODER, STARTING, AugSBERTParams, suite_row
 from kit.study import StudyBase
@@ -269,6 +270,8 @@ class Study(StudyBase):
         }
         if self.saves_models(benchmark, split, seed):
             settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
+        if (warm := self.warmup_pairs(benchmark)) is not None:  # only then, as save_models
+            settings["cross_warmup"] = {"rqe_train_pairs": len(warm[0]), "sample_seed": p.nli_seed, "epochs": 1}
         return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
 
     def saves_models(self, benchmark: str, split: int, seed: int) -> bool:
@@ -279,9 +282,42 @@ class Study(StudyBase):
         """``digest`` of everything a run reads: the split's pairs and labels and the silver pool."""
         key = (benchmark, split)
         if key not in self._data_digests:
-            data = self.splits(benchmark)[split]
-            self._data_digests[key] = digest(data, self.pool(benchmark, data))
+            data, warm = self.splits(benchmark)[split], self.warmup_pairs(benchmark)
+            self._data_digests[key] = digest(data, self.pool(benchmark, data), *([warm] if warm else []))
         return self._data_digests[key]
+
+    @functools.cached_property
+    def rqe_warmup(self) -> tuple[list[Pair], np.ndarray]:
+        """``cross_warmup`` RQE training pairs (a seeded sample, seed ``nli_seed``) and their labels: 1 for an
+        entailed question pair, else 0."""
+        train = load_rqe("train", self.p.rqe_path)
+        n = len(train) if self.p.cross_warmup is None else min(self.p.cross_warmup, len(train))
+        keep = np.sort(np.random.default_rng(self.p.nli_seed).choice(len(train), n, replace=False))
+        return _pairs(train.texts, keep), (train.labels[keep] == "true").astype(float)
+
+    def warmup_pairs(self, benchmark: str) -> tuple[list[Pair], np.ndarray] | None:
+        """The pairs and labels a benchmark's cross-encoder learns before its gold pairs (``rqe_warmup``), or None:
+        none asked, or an NLI benchmark."""
+        if self.p.cross_warmup == 0 or BENCHMARKS[benchmark].kind != "sts":
+            return None
+        return self.rqe_warmup
+
+    def teacher_start(self, benchmark: str, seed: int) -> str | None:
+        """The folder a benchmark's cross-encoders at ``seed`` start from: the model warmed up on ``warmup_pairs``
+        (``method.warm_up``), computed once per seed into the run cache and shared by every split; None without a
+        warm-up."""
+        warm = self.warmup_pairs(benchmark)
+        if warm is None:
+            return None
+        cfg = self.p.warmup_config(seed)
+        run_dir = self.run_dir(f"cross-warmup-seed{seed}", {"model": self.p.model, "fit": asdict(cfg)}, digest(*warm))
+
+        def compute() -> dict:
+            warm_up(self.p.model, *warm, cfg, run_dir)
+            return {"pairs": len(warm[0]), "seed": seed}
+
+        self.cached(run_dir, compute)
+        return str(run_dir)
 
     def models_dir(self, benchmark: str) -> Path:
         """Where the first seed's bi-encoders of the benchmark's first split are saved (one folder per condition):
@@ -322,6 +358,7 @@ class Study(StudyBase):
                 each_bi_encoder=score_suite,
                 each_cross_encoder=score_cross_encoder,
                 held_out=s.test,
+                cross_start=self.teacher_start(benchmark, seed),
             )
             if save:
                 self.mark_models(benchmark, s, seed, run_dir, {n: len(p) for n, (p, _) in cmp.silver.items()})
@@ -381,7 +418,8 @@ class Study(StudyBase):
 
     @classmethod
     def workload(cls, p: AugSBERTParams) -> list[Work]:
-        """Per run (benchmark, split, seed), ``method.compare``: a bi-encoder and a cross-encoder trained on gold,
+        """Per run (benchmark, split, seed), ``method.compare``: a bi-encoder and a cross-encoder trained on gold (from
+        its ``cross_warmup`` start when asked: one warm-up per seed, ``teacher_start``),
         the pool embedded by the gold bi-encoder, both silver sets (pool x ``top_k`` pairs each; counted as pool
         sentences paired at random, since the semantic pairs depend on the trained model) labelled by the
         cross-encoder, two bi-encoders trained on gold + silver (every training in steps of sentence-transformers'
@@ -416,6 +454,9 @@ class Study(StudyBase):
                 encoding("the test pairs", p.model, joined(split.test), 1, p.max_length),
                 encoding("the cross-encoder scores the suite's pair tasks", p.model, suite_pairs, 1, p.max_length),
             ]
+        if warmed := {seed for benchmark, _, seed in runs if study.warmup_pairs(benchmark)}:
+            warm = joined(study.rqe_warmup[0])
+            work.append(encoding("cross-encoder warm-up", p.model, warm, len(warmed), p.max_length, **cross))
         sts = [b for b in p.benchmarks if BENCHMARKS[b].kind == "sts"]
         tests = [text for b in sts for split in study.splits(b) for text in texts_of(split.test)]
         work.append(encoding("the starting model: the STS test pairs", p.model, tests, 1, p.max_length))

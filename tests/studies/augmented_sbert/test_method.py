@@ -17,6 +17,7 @@ from kit.studies.augmented_sbert.method import (
     silver_labels,
     softmax_predictions,
     unordered,
+    warm_up,
 )
 
 
@@ -196,3 +197,38 @@ def test_a_labeller_that_scores_nan_fails_the_comparison(monkeypatch):
     monkeypatch.setattr(method, "cross_scores", lambda ce, pairs: np.full(len(pairs), np.nan))
     with pytest.raises(FloatingPointError, match="diverged"):
         _compare()
+
+
+def test_a_warmed_up_teacher_starts_from_its_warm_up_and_learns_its_gold_pairs_after(tmp_path, monkeypatch):
+    import kit.studies.augmented_sbert.method as method
+
+    warm = [("a cough that will not go away", "how long does a cough last"), ("rash on arms", "is a rash contagious")]
+    warm_up("tiny-random-bert", warm, np.array([1.0, 0.0]), FIT, tmp_path)
+    fitted, real_fit = [], method.fit_cross_encoder
+
+    def recording_fit(ce, pairs, labels, cfg):
+        fitted.append(cross_scores(ce, warm))  # the teacher's scores as its gold training begins
+        return real_fit(ce, pairs, labels, cfg)
+
+    monkeypatch.setattr(method, "fit_cross_encoder", recording_fit)
+    plain, _, _ = _compare()
+    pool = list(dict.fromkeys(s for p in PAIRS for s in p))
+    warmed = compare(
+        "tiny-random-bert", PAIRS, np.asarray(LABELS), pool, 2, lambda predict: 0.0, FIT, cross_start=str(tmp_path)
+    )
+    saved = cross_encoder(str(tmp_path), seed=0, device="cpu")
+    assert np.allclose(fitted[1], cross_scores(saved, warm))  # the second teacher began as the warmed-up one
+    assert not np.allclose(fitted[0], fitted[1])  # and not as the model itself
+    assert not np.allclose(plain.silver["random"][1], warmed.silver["random"][1])
+    with pytest.raises(ValueError, match="STS benchmarks"):
+        compare(
+            "tiny-random-bert",
+            PAIRS,
+            np.array([0, 1, 2, 0, 2, 1]),
+            [],
+            1,
+            None,
+            FIT,
+            num_labels=3,
+            cross_start=str(tmp_path),
+        )

@@ -355,3 +355,27 @@ def test_the_workload_counts_the_cross_encoder_scoring_the_suites_pair_tasks():
     work = Study.workload(params)
     (scoring,) = [w for w in work if w.what == "the cross-encoder scores the suite's pair tasks"]
     assert scoring.sequences == len(Study(params, "/nonexistent").planned_runs()) * (20 + 230)
+
+
+def test_the_cross_encoders_warm_up_is_a_seeded_rqe_sample_for_sts_benchmarks_that_keys_its_runs(tmp_path):
+    plain = Study(smoke_params(), tmp_path)
+    warm = Study(smoke_params(cross_warmup=40), tmp_path)
+    with pytest.warns(UserWarning, match="empty question"):
+        pairs, labels = warm.warmup_pairs("biosses_blurb")
+    assert len(pairs) == 40 == len(set(pairs)) and set(labels) == {0.0, 1.0}
+    assert warm.warmup_pairs("rqe") is None and plain.warmup_pairs("biosses_blurb") is None  # NLI: not asked
+    other = Study(smoke_params(cross_warmup=40, seeds=[5]), tmp_path).warmup_pairs("biosses_blurb")[0]
+    assert other == pairs  # the sample is fixed by nli_seed, not by the training seed
+    assert Study(smoke_params(cross_warmup=40, nli_seed=1), tmp_path).warmup_pairs("biosses_blurb")[0] != pairs
+    assert warm._run_dir("biosses_blurb", 0, 0) != plain._run_dir("biosses_blurb", 0, 0)
+    assert Study(smoke_params(cross_warmup=0), tmp_path)._run_dir("biosses_blurb", 0, 0) == plain._run_dir(
+        "biosses_blurb", 0, 0
+    )  # runs without a warm-up keep their folders
+    (warming,) = [w for w in Study.workload(smoke_params(cross_warmup=40)) if w.what == "cross-encoder warm-up"]
+    sts_seeds = {seed for benchmark, _, seed in warm.planned_runs() if BENCHMARKS[benchmark].kind == "sts"}
+    assert warming.sequences == 40 * len(sts_seeds)  # once a seed, shared by its splits
+    assert "first learns 40 (seeded sample, seed 1234) of the RQE training pairs" in report.describe(warm)
+    start = warm.teacher_start("biosses_blurb", 0)
+    assert warm.teacher_start("biosses_blurb", 0) == start != warm.teacher_start("biosses_blurb", 1)
+    assert warm.computed_runs == {Path(start).name, Path(warm.teacher_start("biosses_blurb", 1)).name}  # once a seed
+    assert plain.teacher_start("biosses_blurb", 0) is None
