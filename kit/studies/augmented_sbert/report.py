@@ -14,14 +14,19 @@ from kit.studies.augmented_sbert.params import BENCHMARKS, STARTING, suite_row
 from kit.studies.augmented_sbert.study import Study, SuiteReport
 
 
-def warmup_text(p) -> str:
-    """``; on STS benchmarks first one epoch on 2,000 RQE training pairs ...``, or '' without a warm-up."""
-    if p.cross_warmup == 0:
+def warmup_text(study: Study) -> str:
+    """``; on STS benchmarks it first learns 8,587 RQE training pairs ...``, or '' when no benchmark warms up."""
+    p = study.p
+    if not any(study.warmup_pairs(b) for b in p.benchmarks):
         return ""
-    size = "all" if p.cross_warmup is None else f"{p.cross_warmup:,} (seeded sample, seed {p.nli_seed}) of the"
+    n = len(study.rqe_warmup[0])
+    sample = p.cross_warmup == n  # else None, or more than the file holds: all of them
+    size = f"{n:,} (seeded sample, seed {p.nli_seed}) of the" if sample else f"all {n:,}"
     return (
-        f"; on STS benchmarks it first learns {size} RQE training pairs for one epoch (an entailed question pair as 1, "
-        "any other as 0), a warm-up the paper's teacher does not have"
+        f"; on STS benchmarks it first learns {size} RQE training pairs for one epoch, computed once per seed (a "
+        "question and its shortened form as 1, a question and the shortened form of another as 0: the pairs RQE "
+        "trains on), a warm-up the paper's teacher does not have; the teacher's score on RQE tasks then follows that "
+        "training"
     )
 
 
@@ -54,7 +59,7 @@ def describe(study: Study) -> str:
         "of epochs on more pairs, so more steps (as in the paper). STS: CosineSimilarityLoss on score/4; NLI: "
         "SoftmaxLoss over (u, v, |u-v|), scored by that classifier on independently encoded sentences. "
         f"Cross-encoder: {p.cross_epochs} epochs, lr {p.cross_lr}, binary cross-entropy (STS) or cross-entropy "
-        f"(NLI){warmup_text(p)}. "
+        f"(NLI){warmup_text(study)}. "
         "No checkpoint selection: every model is read after its last epoch. "
         + "; ".join(
             f"{what} {seeds}"

@@ -62,7 +62,7 @@ from kit.studies.augmented_sbert.method import (
     warm_up,
 )
 from kit.studies.augmented_sbert.params import BENCHMARKS, CROSS_ENCODER, STARTING, AugSBERTParams, suite_row
-from kit.study import StudyBase
+from kit.study import StudyBase, cached_run
 
 STS_MAX = 4.0  # BIOSSES scores are 0-4; the models learn score / 4 in [0, 1]
 PREMISE = "the cross-encoder teacher beats the gold-only student it labels silver pairs for"
@@ -305,7 +305,7 @@ class Study(StudyBase):
     def teacher_start(self, benchmark: str, seed: int) -> str | None:
         """The folder a benchmark's cross-encoders at ``seed`` start from: the model warmed up on ``warmup_pairs``
         (``method.warm_up``), computed once per seed into the run cache and shared by every split; None without a
-        warm-up."""
+        warm-up. Its time is not recorded apart: the run that computes it counts it in its own."""
         warm = self.warmup_pairs(benchmark)
         if warm is None:
             return None
@@ -316,7 +316,7 @@ class Study(StudyBase):
             warm_up(self.p.model, *warm, cfg, run_dir)
             return {"pairs": len(warm[0]), "seed": seed}
 
-        self.cached(run_dir, compute)
+        cached_run(run_dir, compute, {})
         return str(run_dir)
 
     def models_dir(self, benchmark: str) -> Path:

@@ -375,7 +375,10 @@ def test_the_cross_encoders_warm_up_is_a_seeded_rqe_sample_for_sts_benchmarks_th
     sts_seeds = {seed for benchmark, _, seed in warm.planned_runs() if BENCHMARKS[benchmark].kind == "sts"}
     assert warming.sequences == 40 * len(sts_seeds)  # once a seed, shared by its splits
     assert "first learns 40 (seeded sample, seed 1234) of the RQE training pairs" in report.describe(warm)
-    start = warm.teacher_start("biosses_blurb", 0)
-    assert warm.teacher_start("biosses_blurb", 0) == start != warm.teacher_start("biosses_blurb", 1)
-    assert warm.computed_runs == {Path(start).name, Path(warm.teacher_start("biosses_blurb", 1)).name}  # once a seed
+    start = Path(warm.teacher_start("biosses_blurb", 0))
+    written = (start / "result.json").stat().st_mtime_ns
+    assert (start / "model.safetensors").is_file() and (start / "config.json").is_file()  # digested as artefacts
+    assert warm.teacher_start("biosses_blurb", 0) == str(start) != warm.teacher_start("biosses_blurb", 1)
+    assert (start / "result.json").stat().st_mtime_ns == written  # computed once a seed
+    assert not warm.run_seconds  # its time is the run's that computes it, not counted again apart
     assert plain.teacher_start("biosses_blurb", 0) is None
