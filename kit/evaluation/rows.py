@@ -953,6 +953,8 @@ def recomputed(evidence: Evidence, old: dict, premise: str | None = None) -> tup
         primary_text=text,
         **control_record(compared, control, premise),
     )
+    record = {**{k: record[k] for k in old if k in record}, **record}  # the old record's key order: a run's
+    # record and its recomputation read the same where nothing changed (study 2 writes left_out last)
     return record, group_tables(compared, groups, old.get("title", "Evaluation suite"), correction)
 
 

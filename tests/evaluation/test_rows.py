@@ -104,6 +104,8 @@ def test_a_recomputed_record_equals_the_reports_record(report):
     record, tables = rows.recomputed(report.evidence, report.record())
     assert record["lines"] == report.record()["lines"] and record["primary_text"] == report.primary_text()
     assert list(tables) == list(report.tables())
+    extended = {**report.record(), "left_out": {}}  # a study's record with a key of its own, written last
+    assert list(rows.recomputed(report.evidence, extended)[0]) == list(extended)  # read back in its order
 
 
 def test_rows_left_out_of_a_task_are_absent_from_it():
