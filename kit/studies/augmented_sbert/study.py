@@ -29,6 +29,7 @@ held-out gold pairs; unless it does, no comparison of the report is a finding.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -290,7 +291,9 @@ class Study(StudyBase):
     def rqe_warmup(self) -> tuple[list[Pair], np.ndarray]:
         """``cross_warmup`` RQE training pairs (a seeded sample, seed ``nli_seed``) and their labels: 1 for an
         entailed question pair, else 0."""
-        train = load_rqe("train", self.p.rqe_path)
+        with warnings.catch_warnings():  # the pair the loader drops was reported by the parameters' check of rqe_path
+            warnings.simplefilter("ignore")
+            train = load_rqe("train", self.p.rqe_path)
         n = len(train) if self.p.cross_warmup is None else min(self.p.cross_warmup, len(train))
         keep = np.sort(np.random.default_rng(self.p.nli_seed).choice(len(train), n, replace=False))
         return _pairs(train.texts, keep), (train.labels[keep] == "true").astype(float)
