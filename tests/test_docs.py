@@ -30,6 +30,27 @@ def test_every_committed_verdict_is_what_its_evidence_gives_under_todays_inferen
     assert not stale, f"run: python -m kit.docs recompute ({stale})"
 
 
+def test_every_committed_held_out_task_carries_its_folds_and_they_are_the_runs_own():
+    """A k-fold run's evidence on ``biosses-cv`` holds each pair's fold (the items' clusters), so ``recompute`` tests
+    it fold by fold as well; the folds are those the run's own parameters draw (``folds``, ``fold_seed``)."""
+    from kit.evaluation.rows import Evidence
+    from kit.studies.augmented_sbert.held_out import HELD_OUT
+    from kit.studies.augmented_sbert.params import AugSBERTParams
+    from kit.studies.augmented_sbert.study import Study
+
+    held = {
+        f: t
+        for f in docs.committed_snapshots()
+        for e in docs.evidence_files(f)
+        for t in Evidence.load(e).tasks
+        if t.name == HELD_OUT
+    }
+    assert held and all(t.clusters is not None for t in held.values()), sorted(f.name for f in held)
+    for snapshot, task in held.items():
+        params = AugSBERTParams.from_dict(json.loads(snapshot.read_text(encoding="utf-8"))["parameters"])
+        assert tuple(task.clusters.tolist()) == Study(params, PROJECT_ROOT / "reports" / "unused").held_out.clusters
+
+
 def test_a_family_whose_run_could_not_form_its_control_stays_withheld_when_recomputed(tmp_path):
     """A family recorded with the premise ``NO_CONTROL`` (its run lacked the control's rows) keeps it under
     ``recompute``: its comparisons stay shown and none becomes a finding."""

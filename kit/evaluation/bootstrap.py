@@ -11,9 +11,12 @@ cosines only, so the ranks give the same values as the cosines and put two model
 
 ``item_replicates`` draws the task's items with replacement (Efron and Tibshirani 1993) and recomputes each
 seed's metric on every draw; the draws depend only on the seed and the number of items, so every model of a
-task is resampled with the same draws. One seed (an int, or a sequence of ints such as (seed, task)) gives the
-same draws, so the same outputs give the same intervals. ``statistic_record`` / ``statistic_from`` store a
-statistic as plain values beside saved outputs, so that a report's verdicts can be computed again from them.
+task is resampled with the same draws. Items that are not independent, because one model scored a group of them
+together (k-fold predictions: each fold's items are scored by the model that held them out, study 2's
+``biosses-cv``), carry their ``clusters``, by which ``kit.evaluation.inference`` measures a comparison fold by fold
+beside the item draws. One seed (an int, or a sequence of ints such as (seed, task)) gives the same draws, so the
+same outputs give the same intervals. ``statistic_record`` / ``statistic_from`` store a statistic as plain values
+beside saved outputs, so that a report's verdicts can be computed again from them.
 """
 
 from __future__ import annotations
@@ -165,10 +168,20 @@ class ItemScores:
     outputs: np.ndarray
     statistic: Statistic
     fixed: bool = False
+    clusters: np.ndarray | None = None
+    """The cluster of each item (ints, [items]) when items are scored in groups by one model each (a k-fold row's
+    folds; the module's text). None: independent items."""
 
     def __post_init__(self):
         outputs = np.asarray(self.outputs, dtype=np.float64)
         object.__setattr__(self, "outputs", outputs[None] if outputs.ndim == 1 else outputs)
+        if self.clusters is not None:
+            clusters = np.asarray(self.clusters)
+            if clusters.shape != (self.items,) or clusters.dtype.kind not in "iu":
+                raise ValueError(f"clusters: one int per item ({self.items}), got shape {clusters.shape}")
+            if len(np.unique(clusters)) < 2:
+                raise ValueError("clusters: at least 2 clusters, else no draw can vary")
+            object.__setattr__(self, "clusters", clusters)
 
     @property
     def items(self) -> int:
@@ -190,15 +203,23 @@ class ItemScores:
 
     def subset(self, idx: np.ndarray) -> ItemScores:
         """The same model's outputs on the items ``idx`` alone (items shared with other data left out)."""
-        return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx), self.fixed)
+        clusters = None if self.clusters is None else self.clusters[idx]
+        return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx), self.fixed, clusters)
 
     @classmethod
     def stack(cls, runs: Sequence[ItemScores]) -> ItemScores:
         """Several seeds' scores of one model (one ItemScores each, same items) as one."""
         first = runs[0]
-        if any(r.metric != first.metric or r.items != first.items for r in runs):
-            raise ValueError("stack: every seed must score the same metric on the same items")
-        return cls(first.metric, np.concatenate([r.outputs for r in runs]), first.statistic)
+        if any(r.metric != first.metric or r.items != first.items or not same_clusters(r, first) for r in runs):
+            raise ValueError("stack: every seed must score the same metric on the same items in the same clusters")
+        return cls(first.metric, np.concatenate([r.outputs for r in runs]), first.statistic, clusters=first.clusters)
+
+
+def same_clusters(a: ItemScores, b: ItemScores) -> bool:
+    """Whether ``a`` and ``b`` group their items alike (both independent, or the same clusters)."""
+    if a.clusters is None or b.clusters is None:
+        return a.clusters is None and b.clusters is None
+    return np.array_equal(a.clusters, b.clusters)
 
 
 def _item_draws(rng: np.random.Generator, n: int, resamples: int):

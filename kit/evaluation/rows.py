@@ -96,7 +96,8 @@ def shared_items(task: Task, texts: frozenset[str]) -> np.ndarray:
 class TaskEvidence:
     """One task as its comparisons need it: its main ``metric`` (and ``label``), the ``statistic`` of its kept
     items, ``items`` it holds in all and ``kept`` (indices; None: all), and ``within``: the task of the same evidence
-    and metric whose kept items contain all of this one's (``kit.evaluation.task.nested``; None: no such task)."""
+    and metric whose kept items contain all of this one's (``kit.evaluation.task.nested``; None: no such task);
+    ``clusters``: the cluster of each kept item when the task's items are scored in groups (``Task.clusters``)."""
 
     name: str
     metric: str
@@ -105,6 +106,7 @@ class TaskEvidence:
     items: int
     kept: np.ndarray | None = None
     within: str | None = None
+    clusters: np.ndarray | None = None
 
     @property
     def scored(self) -> int:
@@ -167,18 +169,20 @@ class Evidence:
                     task.items,
                     None if kept is None else idx,
                     within.get(task.name),
+                    np.asarray(task.clusters)[idx] if task.clusters else None,
                 )
             )
         labels = {**{r: r for r in rows}, **(labels or {})}
         return cls(infos, outputs, list(pairs), labels, frozenset(fixed), seed, resamples)
 
     def scores(self, task: TaskEvidence, row: str) -> ItemScores:
-        return ItemScores(task.metric, self.outputs[task.name][row], task.statistic, row in self.fixed)
+        return ItemScores(task.metric, self.outputs[task.name][row], task.statistic, row in self.fixed, task.clusters)
 
     def save(self, path: Path) -> Path:
         """One compressed ``.npz``: every output array and a JSON ``meta`` entry with the rest."""
         arrays = {f"outputs/{task}/{row}": v for task, rows in self.outputs.items() for row, v in rows.items()}
         arrays.update({f"kept/{t.name}": t.kept for t in self.tasks if t.kept is not None})
+        arrays.update({f"clusters/{t.name}": t.clusters for t in self.tasks if t.clusters is not None})
         meta = {
             "tasks": [
                 {
@@ -221,6 +225,7 @@ class Evidence:
                     t["items"],
                     arrays.get(f"kept/{t['name']}"),
                     t["within"],
+                    arrays.get(f"clusters/{t['name']}"),
                 )
                 for t in meta["tasks"]
             ]

@@ -32,7 +32,9 @@ class Task:
     the default suite, left out of every group (``all``, ``en``, its type: ``kit.evaluation.tasks.GROUPS``) and
     scored only when named. ``nests``: False for a task whose items another task holds but whose outputs come from
     other models (study 2's held-out task, ``biosses-cv``): it lies within no task and no task within it
-    (``nested``)."""
+    (``nested``). ``clusters``: the cluster of each item when one model scores a group of them together (the
+    held-out task's folds), which the item draws then take whole (``kit.evaluation.bootstrap``); empty: independent
+    items."""
 
     name: str
     description: str
@@ -44,6 +46,7 @@ class Task:
     language: str = "en"
     optional: bool = False
     nests: bool = True
+    clusters: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
     type: ClassVar[str] = ""
     metrics: ClassVar[tuple[str, ...]] = ()  # the main metric first

@@ -61,6 +61,19 @@ def test_item_draws_depend_only_on_the_seed_and_the_items_so_every_model_shares_
     assert not np.allclose(item_replicates(a, seed=6, resamples=300), ra)
 
 
+def test_clusters_are_one_int_per_item_in_two_clusters_or_more_and_kept_by_a_subset():
+    clusters = np.repeat(np.arange(4), 15)
+    a = ItemScores("mean", good_outputs("mean", 2), Mean(), clusters=clusters)
+    assert (a.subset(np.arange(20, 40)).clusters == clusters[20:40]).all()
+    assert ItemScores.stack([a, a]).clusters is clusters and ItemScores("mean", np.ones(60), Mean()).clusters is None
+    with pytest.raises(ValueError, match="one int per item"):
+        ItemScores("mean", np.ones(60), Mean(), clusters=np.zeros(59, int))
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        ItemScores("mean", np.ones(60), Mean(), clusters=np.zeros(60, int))
+    with pytest.raises(ValueError, match="same clusters"):
+        ItemScores.stack([a, ItemScores("mean", a.outputs, Mean())])
+
+
 @pytest.mark.parametrize("kind", ["mean", "spearman", "ap"])
 def test_a_statistic_round_trips_through_its_record(kind):
     statistic = scores(kind, good_outputs(kind)).statistic

@@ -9,6 +9,8 @@ its score's rank among that model's scores of all N pairs, r_{f(i),s}(i) / N (``
 are thus read through the same per-model monotone map before they are pooled, so a fold whose model scores every
 pair higher is not ranked above the others for it; Spearman's rho of the pooled outputs against the gold scores is
 the task's metric, as on every STS task. A seed's runs over all folds make one run of a k-fold row on this task.
+The folds are the task's item clusters (``kit.evaluation.task.Task.clusters``): one model scores a fold's pairs, so
+the item draws of its intervals and tests take whole folds (``kit.evaluation.inference``).
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ KFOLD = "biosses_kfold"
 """The benchmark whose folds it is made of."""
 
 
-def held_out_task(all_pairs: Task, folds: int) -> Task:
-    """``all_pairs`` (BIOSSES' all-pairs task) as the held-out task: the same items, statistic and data, not declared
-    as study 2's training data, since each item is scored by a model that did not train on it, and nested in no task
-    (``Task.nests``): its outputs are other models' than on ``all_pairs``."""
+def held_out_task(all_pairs: Task, held_out: Sequence[np.ndarray]) -> Task:
+    """``all_pairs`` (BIOSSES' all-pairs task) as the held-out task of the folds that hold out ``held_out`` (each
+    fold's items: indices into ``all_pairs``): the same items, statistic and data, not declared as study 2's training
+    data, since each item is scored by a model that did not train on it, nested in no task (``Task.nests``): its
+    outputs are other models' than on ``all_pairs``, and clustered by fold (``Task.clusters``)."""
+    folds = len(held_out)
     return dataclasses.replace(
         all_pairs,
         name=HELD_OUT,
@@ -40,16 +44,27 @@ def held_out_task(all_pairs: Task, folds: int) -> Task:
         split=f"all 100 pairs, {folds}-fold cross-validation predictions",
         seen_by=(),
         nests=False,
+        clusters=tuple(fold_of(held_out, all_pairs.items).tolist()),
     )
+
+
+def fold_of(held_out: Sequence[np.ndarray], items: int) -> np.ndarray:
+    """The fold that holds out each of ``items`` (``held_out[f]``: fold f's indices). ValueError unless the folds hold
+    out each item exactly once."""
+    counts = np.bincount(np.concatenate(held_out), minlength=items) if len(held_out) else np.zeros(items, int)
+    if len(counts) != items or not (counts == 1).all():
+        raise ValueError(f"the folds hold out {int((counts == 1).sum())} of {items} pairs exactly once, not all")
+    out = np.empty(items, dtype=np.int64)
+    for f, idx in enumerate(held_out):
+        out[idx] = f
+    return out
 
 
 def cross_fitted(fold_runs: Sequence[RunOutputs], held_out: Sequence[np.ndarray], items: int) -> RunOutputs:
     """One seed's outputs on the held-out task: fold f's model's all-pairs outputs (``fold_runs[f]``) on the
     items it held out (``held_out[f]``: indices into the all-pairs task). ValueError unless the folds hold out each
     of the ``items`` exactly once."""
-    counts = np.bincount(np.concatenate(held_out), minlength=items) if len(held_out) else np.zeros(items, int)
-    if len(counts) != items or not (counts == 1).all():
-        raise ValueError(f"the folds hold out {int((counts == 1).sum())} of {items} pairs exactly once, not all")
+    fold_of(held_out, items)
     metrics = fold_runs[0][ALL_PAIRS].keys()
     out = {metric: np.empty(items) for metric in metrics}
     for run, idx in zip(fold_runs, held_out):

@@ -141,7 +141,10 @@ class SuiteReport(suite_rows.SuiteReport):
                 f" On `{HELD_OUT}` a k-fold row is scored on every BIOSSES pair by the model of the fold that held the "
                 "pair out, each seed's folds pooled into one run (each fold model's scores read as their ranks among "
                 "its scores of all pairs: `kit.studies.augmented_sbert.held_out`); only the k-fold rows and the "
-                "starting model are scored there."
+                "starting model are scored there. One model scores a fold's pairs, so what a fold's training pairs do "
+                "for a method is shared by its pairs and by every seed: a comparison there is also measured fold by "
+                "fold (each fold's contribution to the difference), and where the folds' spread is the larger, it "
+                "sets the standard error, with folds - 1 degrees of freedom (`kit.evaluation.inference`)."
             )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
@@ -687,17 +690,18 @@ class Study(StudyBase):
         all_pairs = next((t for t in self.suite_tasks if t.name == ALL_PAIRS), None)
         if KFOLD not in self.p.benchmarks or all_pairs is None:
             return None
-        return held_out_task(all_pairs, self.p.folds)
+        return held_out_task(all_pairs, self.held_out_items(all_pairs))
 
     @functools.cached_property
     def report_tasks(self) -> list[SuiteTask]:
         """The tasks of the suite report: the suite's, and the held-out task when the run has it."""
         return [*self.suite_tasks, *([self.held_out] if self.held_out else [])]
 
-    def held_out_items(self) -> list[np.ndarray]:
-        """Each fold's test pairs as indices into the all-pairs task's items. ValueError naming ``biosses_path`` when
-        a fold's pair is not one of them (the folds were read from another BIOSSES file)."""
-        index = {pair: i for i, pair in enumerate(self.held_out.item_texts())}
+    def held_out_items(self, all_pairs: SuiteTask | None = None) -> list[np.ndarray]:
+        """Each fold's test pairs as indices into the all-pairs task's items (``all_pairs``; default: the held-out
+        task, which has its items). ValueError naming ``biosses_path`` when a fold's pair is not one of them (the folds
+        were read from another BIOSSES file)."""
+        index = {pair: i for i, pair in enumerate((all_pairs or self.held_out).item_texts())}
         out = []
         for split in self.splits(KFOLD):
             missing = [pair for pair in split.test if pair not in index]

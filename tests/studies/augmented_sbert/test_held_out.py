@@ -30,10 +30,14 @@ def test_each_item_comes_from_the_fold_that_held_it_out():
         cross_fitted(runs[:2], held[:2], 6)
 
 
-def test_the_held_out_task_is_all_pairs_not_declared_as_training_data_and_nested_in_none():
-    task = held_out_task(BIOSSES_ALL, 5)
+def test_the_held_out_task_is_all_pairs_not_declared_as_training_data_and_nested_in_none_clustered_by_fold():
+    folds = np.array_split(np.random.default_rng(0).permutation(100), 5)
+    task = held_out_task(BIOSSES_ALL, folds)
     assert task.name == HELD_OUT and task.items == 100 and not task.seen("augmented_sbert")
     assert task.item_texts() == BIOSSES_ALL.item_texts() and "5-fold model that held it out" in task.description
+    assert all((np.asarray(task.clusters)[idx] == f).all() for f, idx in enumerate(folds)) and not BIOSSES_ALL.clusters
+    with pytest.raises(ValueError, match="hold out 80 of 100 pairs exactly once"):
+        held_out_task(BIOSSES_ALL, folds[:4])
     # the same pairs, scored by other models: a comparison there is no part of one on biosses-all, nor the reverse
     assert nested([BIOSSES_ALL, task, BIOSSES_TEST]) == {"biosses-test": "biosses-all"}
     assert nested([task, BIOSSES_ALL]) == {}
@@ -98,6 +102,8 @@ def test_each_seeds_folds_make_one_run_on_the_held_out_task(kfold):
             for fold, idx in enumerate(items):
                 saved = load_outputs(study._run_dir("biosses_kfold", fold, seed) / suite_file(condition))
                 np.testing.assert_array_equal(evidence[row][seed, idx], saved[ALL_PAIRS]["spearman"][idx])
+    held = next(t for t in suite.evidence.tasks if t.name == HELD_OUT)
+    assert all((held.clusters[idx] == fold).all() for fold, idx in enumerate(items))
     assert suite.evidence.outputs[ALL_PAIRS][KFOLD_GOLD].shape == (4, 100)  # fold x seed runs, reported apart
     np.testing.assert_array_equal(evidence[STARTING], suite.evidence.outputs[ALL_PAIRS][STARTING])
     assert study.row_run_count(KFOLD_GOLD, HELD_OUT) == 2 and study.row_run_count(KFOLD_GOLD) == 4
@@ -116,5 +122,11 @@ def test_the_control_and_the_primary_are_on_the_held_out_pairs(kfold):
     assert lines.loc[(HELD_OUT, KFOLD_CROSS)].role == "control" and lines.loc[(HELD_OUT, KFOLD_CROSS)].seeds == 2
     primary = lines.loc[(HELD_OUT, suite_row("biosses_kfold", "gold + semantic silver"))]
     assert primary.role == "primary" and primary["items"] == 100
+    # the folds are the items' clusters: the item draws take whole folds, the item part has folds - 1 df
+    assert (
+        primary.variance["clusters"] == 2
+        and primary.variance["cluster"] >= 0
+        and lines.loc[(ALL_PAIRS, KFOLD_GOLD)].variance.get("clusters") is None
+    )
     assert [t.name for t in suite.headline_tasks()] == ["biosses-test", HELD_OUT]
     assert f"On `{HELD_OUT}` a k-fold row is scored on every BIOSSES pair" in suite.about()
