@@ -26,9 +26,7 @@ null. With one candidate the choice costs nothing; with six independent ones it 
 (six correlated candidates) lies between. A full run writes ``benchmarks/results/calibration_control.json``.
 ``--control --folds K`` simulates study 2's control on its held-out task instead (``cross_fitted_pair``): teacher and
 student trained on K fixed folds of 100 items, each seed's fold models pooled, at ``FOLD_SEEDS``, without and with a
-method-by-fold effect that every seed shares (``FOLD_SDS``), into ``benchmarks/results/calibration_control_folds.json``;
-beside the kit's test, which draws whole folds, the same test on independent item draws (``independent_items``: the
-kit's before it drew folds) counts its false passes and fails on the same simulated pairs.
+method-by-fold effect that every seed shares (``FOLD_SDS``), into ``benchmarks/results/calibration_control_folds.json``.
 ``--metric mean`` simulates a metric that is a mean of per-item scores in (0, 1) (per-question ROUGE-L, per-query
 nDCG@10) at ``MEAN_ITEMS`` (MeQSum's 500 test questions; the Disease Ontology's 9,962 queries) and ``MEAN_SEEDS``,
 the two-row table into ``benchmarks/results/calibration_mean.json`` and with ``--control`` the control's into
@@ -48,17 +46,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
 from _common import RESULTS, record  # noqa: E402
 
 from kit.evaluation import inference  # noqa: E402
-from kit.evaluation.inference import cluster_effect  # noqa: E402
 from kit.evaluation.simulation import (  # noqa: E402
     NOISES,
     calibrated,
     control_pair,
     cross_fitted_pair,
-    independent_items,
     multi_bootstrap,
     rejection_rates,
 )
@@ -78,10 +73,8 @@ MEAN_SEEDS = (2, 3, 5)
 """``--metric mean``: the seeds per trained row of the run files scored on such tasks."""
 FOLD_SEEDS = (3, 5)
 """``--folds``: seeds per method (study 2's k-fold control runs 5)."""
-FOLD_SDS = (0.0, 0.2, 0.4)
-"""``--folds``: the method-by-fold effect's standard deviation: none, and the range the committed k-fold runs point to
-(their fold-by-seed analyses of variance read F = 11 to 18 on the primary's kind of comparison, which simulated nulls
-reach at 0.2 to 0.4)."""
+FOLD_SDS = (0.0, 0.1)
+"""``--folds``: the method-by-fold effect's standard deviation: none, and a tenth of the signal weight's scale."""
 CONTROL_EFFECT = 0.4
 """A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
 Spearman points x100), not a method's margin over another."""
@@ -200,7 +193,6 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     all_items, all_seeds = (
         (MEAN_ITEMS, MEAN_SEEDS) if args.metric else (ITEMS[-1:], FOLD_SEEDS if args.folds else SEEDS)
     )
-    reference = {"independent": independent_items(calibrated(resamples))} if args.folds else {}
     if args.folds:
         variant = "fold_sd"
         designs = {sd: functools.partial(cross_fitted_pair, folds=args.folds, fold_sd=sd) for sd in FOLD_SDS}
@@ -223,8 +215,7 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                     "upper": True,
                 }
                 fail_alpha = ALPHA / (1 if args.folds else value)
-                nulls = rejection_rates({**test, **reference}, fail_alpha=fail_alpha, **at)
-                null = nulls["kit"]
+                null = rejection_rates(test, fail_alpha=fail_alpha, **at)["kit"]
                 power = rejection_rates(test, effect=EFFECT, **at)["kit"]
                 large = rejection_rates(test, effect=CONTROL_EFFECT, **at)["kit"]
                 cells.append(
@@ -243,8 +234,6 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
                         "effect": power.difference,
                         "large_power": large.rate,
                         "large_effect": large.difference,
-                        **({name: two_sided(c) for name, c in nulls.items()} if args.folds else {}),
-                        **({"fold_f": median_cluster_effect(at, design)} if args.folds else {}),
                     }
                 )
                 print(
@@ -264,32 +253,6 @@ def control(args, runs: int, resamples: int, quick: bool, command: str) -> int:
     return 0
 
 
-FOLD_F_PAIRS = 200
-"""``--folds``: the simulated nulls whose fold-by-seed F (``kit.evaluation.inference.cluster_effect``) a cell's median
-is taken over."""
-
-
-def median_cluster_effect(at: dict, design) -> float:
-    """The median fold-by-seed F of ``FOLD_F_PAIRS`` simulated nulls of a cell: what a run's F reads at that fold
-    effect, the yardstick for the committed runs' F (the evaluation page)."""
-    rng = np.random.default_rng([at["seeds"], at["items"], 17])
-    pairs = (design(rng, at["noise"], at["seeds"], at["items"], at["metric"]) for _ in range(FOLD_F_PAIRS))
-    return float(np.median([cluster_effect(a, b) for a, b in pairs]))
-
-
-def two_sided(cell) -> dict:
-    """A null cell's rate of "significant" either way (a false pass or a false fail at alpha, one candidate: what the
-    two-sided test of a primary comparison on the same design says), its Monte-Carlo error, and the pass and fail
-    rates it adds up."""
-    rate = cell.rate + cell.behind
-    return {
-        "two_sided": rate,
-        "two_sided_error": (max(rate * (1 - rate), 1e-12) / cell.runs) ** 0.5,
-        "false": cell.rate,
-        "false_fail": cell.behind,
-    }
-
-
 def control_table(result: dict) -> str:
     """The control's cells as a Markdown table (a column for the candidates, or for ``--folds``' fold effect)."""
     variant = "fold_sd" if result.get("folds") else "candidates"
@@ -300,20 +263,14 @@ def control_table(result: dict) -> str:
         f"+{result['large_effect']} (mean differences x100 beside each).",
         "",
         f"| noise | items | seeds | {variant.replace('_', ' ')} | false pass | false fail | difference, null | pass | "
-        "difference | pass, large | difference, large |"
-        + (" two-sided, kit | two-sided, independent draws |" if result.get("folds") else ""),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if result.get("folds") else ""),
+        "difference | pass, large | difference, large |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in result["cells"]:
         lines.append(
             f"| {c['noise']} | {c['items']} | {c['seeds']} | {c[variant]} | {c['false']:.3f} ± {c['error']:.3f} | "
             f"{c['false_fail']:.3f} ± {c['false_fail_error']:.3f} | {c['null_difference']:+.1f} | "
             f"{c['power']:.2f} | {c['effect']:+.1f} | {c['large_power']:.2f} | {c['large_effect']:+.1f} |"
-            + "".join(
-                f" {c[name]['two_sided']:.3f} ± {c[name]['two_sided_error']:.3f} |"
-                for name in ("kit", "independent")
-                if result.get("folds")
-            )
         )
     return "\n".join(lines)
 

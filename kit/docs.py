@@ -40,7 +40,7 @@ from pathlib import Path
 from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.data.resolver import DATA_PAGE
-from kit.evaluation.inference import cluster_effect, format_p
+from kit.evaluation.inference import format_p
 from kit.evaluation.rows import NO_CONTROL, Evidence, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
 from kit.report.index import (
@@ -767,74 +767,66 @@ def calibration_block(path: Path = CALIBRATION) -> str:
     )
 
 
-def committed_cluster_effects(snapshots: Path | None = None) -> list[tuple[str, str, str, float]]:
-    """(run, row, baseline, F) for every comparison of two trained rows of as many seeds on a clustered task in the
-    committed snapshots' evidence: its fold-by-seed F (``kit.evaluation.inference.cluster_effect``)."""
+def committed_fold_spreads(snapshots: Path | None = None) -> list[str]:
+    """For every committed snapshot with study 2's held-out task, how its control's and primary's differences there
+    spread over the folds (``kit.studies.augmented_sbert.held_out.fold_spread``): ``` `run`: row − baseline: ...``."""
+    from kit.studies.augmented_sbert.held_out import HELD_OUT, fold_spread
+
     out = []
     for snapshot in committed_snapshots(snapshots):
-        for path in evidence_files(snapshot):
-            evidence = Evidence.load(path)
-            for task in (t for t in evidence.tasks if t.clusters is not None):
-                rows = evidence.outputs[task.name]
-                for row, baseline in evidence.pairs:
-                    if row in rows and baseline in rows:
-                        a, b = evidence.scores(task, row), evidence.scores(task, baseline)
-                        if not (a.fixed or b.fixed) and a.seeds == b.seeds > 1:
-                            out.append(
-                                (snapshot.stem, evidence.labels[row], evidence.labels[baseline], cluster_effect(a, b))
-                            )
+        record = json.loads(snapshot.read_text(encoding="utf-8"))
+        for key in named_families(record):
+            evidence = Evidence.load(snapshot.with_name(f"{snapshot.stem}.{key}.npz"))
+            task = next((t for t in evidence.tasks if t.name == HELD_OUT and t.clusters is not None), None)
+            family = record["metrics"][key]
+            declared = [d for d in (family.get("control"), family.get("primary")) if d and d.get("task") == HELD_OUT]
+            for d in declared if task else ():
+                a, b = evidence.scores(task, d["row"]), evidence.scores(task, d["baseline"])
+                labels = (evidence.labels.get(d[k], d[k]) for k in ("row", "baseline"))
+                out.append(f"`{snapshot.stem}` {' − '.join(labels)}: {fold_spread(a, b)}")
     return out
 
 
 def folds_calibration_block(path: Path = FOLDS_CONTROL_CALIBRATION) -> str:
     """Study 2's control on its held-out task on simulated studies (``--control --folds K``): per noise, seeds and
-    method-by-fold effect, its false pass and false fail rates, its pass rate at two gains, and the two-sided false
-    rate of the kit's test (whole folds drawn) and of the same test on independent item draws; '' before a full run
+    method-by-fold effect, its false pass and false fail rates and its pass rate at two gains, with what a fold
+    effect's rates mean, and how the committed k-fold runs' differences spread over their folds; '' before a full run
     is committed."""
     if not path.is_file():
         return ""
     result = json.loads(path.read_text(encoding="utf-8"))
-    cells = result["cells"]
-    effects = "; ".join(f"`{run}` {row} − {baseline} {f:.1f}" for run, row, baseline, f in committed_cluster_effects())
     rows = [
         {
             "noise": c["noise"],
             "seeds": c["seeds"],
             "fold effect (sd)": c["fold_sd"],
-            "false pass": rate(c["false"], c["error"]),
-            "false fail": rate(c["false_fail"], c["false_fail_error"]),
-            "either, kit": rate(c["kit"]["two_sided"], c["kit"]["two_sided_error"]),
-            "either, items drawn alone": rate(c["independent"]["two_sided"], c["independent"]["two_sided_error"]),
-            "fold-by-seed F, median": f"{c['fold_f']:.1f}",
+            "significant, teacher ahead": rate(c["false"], c["error"]),
+            "significant, teacher behind": rate(c["false_fail"], c["false_fail_error"]),
             f"pass, +{result['effect']}": f"{c['power']:.2f} ({c['effect']:+.1f})",
             f"pass, +{result['large_effect']}": f"{c['large_power']:.2f} ({c['large_effect']:+.1f})",
         }
-        for c in cells
+        for c in result["cells"]
     ]
-
-    def worst(name: str) -> str:
-        c = max(cells, key=lambda c: c[name]["two_sided"])
-        return (
-            f"{rate(c[name]['two_sided'], c[name]['two_sided_error'])} ({c['noise']} noise, {c['seeds']} seeds, fold "
-            f"effect {c['fold_sd']})"
-        )
-
+    null = [c for c in result["cells"] if not c["fold_sd"]]
+    worst = max(null, key=lambda c: c["false"])
+    worst_fail = max(null, key=lambda c: c["false_fail"])
+    spreads = "; ".join(committed_fold_spreads())
     return (
         f"\n\nStudy 2's control on its held-out task (`biosses-cv`: each pair scored by the fold model that held it "
         f"out, a seed's {result['folds']} fold models pooled, `kit.evaluation.simulation.cross_fitted_pair`), teacher "
-        f"against student on {cells[0]['items']} items: `{result['command']}` ({result['runs']} pairs per "
-        f"cell and hypothesis, {result['resamples']} item draws; {duration(result['seconds'])}). The fold effect is "
-        "how much a fold's training pairs suit one method, shared by every seed: neither the seeds' spread nor draws "
-        "of single items sample it, so the kit draws whole folds there (the cluster bootstrap, "
-        "`kit.evaluation.inference`). A false pass is a significant difference with the teacher ahead under the null "
-        f"(nominal {result['alpha'] / 2:g}), a false fail one with it behind (one candidate, no choice: also "
-        f"{result['alpha'] / 2:g}); *either* is their sum, the rate at which the two-sided test of a primary "
-        f'comparison on this design says "significant" under the null (nominal {result["alpha"]:g}). It reaches '
-        f"{worst('kit')} for the kit's test, and {worst('independent')} for the same test drawing items alone, on the "
-        "same simulated pairs; the mean differences x100 beside each pass rate. How large are real fold effects? The "
-        "fold-by-seed F of a difference (`kit.evaluation.inference.cluster_effect`: how far the folds' part stands "
-        "out of the seeds') has the median in the last column under each simulated null, and reads, on the committed "
-        f"k-fold runs: {effects}.\n\n" + markdown_table(rows)
+        f"against student on {result['cells'][0]['items']} items: `{result['command']}` ({result['runs']} pairs per "
+        f"cell and hypothesis, {result['resamples']} item draws; {duration(result['seconds'])}). Without a fold "
+        f"effect, the null's highest rate of a false pass is {rate(worst['false'], worst['error'])} "
+        f"({worst['noise']} noise, {worst['seeds']} seeds), against a nominal {result['alpha'] / 2:g}, and of a false "
+        f"fail (the teacher behind at alpha: one candidate, no choice) "
+        f"{rate(worst_fail['false_fail'], worst_fail['false_fail_error'])} ({worst_fail['noise']} noise, "
+        f"{worst_fail['seeds']} seeds). The fold effect is how much a fold's training pairs suit one method, shared by "
+        "every seed; with it, the two methods are alike on average over training data but not on these folds, and "
+        "the test, conditional on the run's training data as every test of the kit is, finds that difference: its "
+        "rates there are not false ones under that reading, and a test over training data has no unbiased variance "
+        "to rest on for k-fold cross-validation (`kit.evaluation.inference`). A report shows instead how evenly a "
+        f"difference is spread over the folds; on the committed k-fold runs, each fold's contribution x100: {spreads}. "
+        "The mean differences x100 are beside each pass rate.\n\n" + markdown_table(rows)
     )
 
 

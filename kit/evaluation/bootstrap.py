@@ -13,10 +13,11 @@ cosines only, so the ranks give the same values as the cosines and put two model
 seed's metric on every draw; the draws depend only on the seed and the number of items, so every model of a
 task is resampled with the same draws. Items that are not independent, because one model scored a group of them
 together (k-fold predictions: each fold's items are scored by the model that held them out, study 2's
-``biosses-cv``), carry their ``clusters``, by which ``kit.evaluation.inference`` measures a comparison fold by fold
-beside the item draws. One seed (an int, or a sequence of ints such as (seed, task)) gives the same draws, so the
-same outputs give the same intervals. ``statistic_record`` / ``statistic_from`` store a statistic as plain values
-beside saved outputs, so that a report's verdicts can be computed again from them.
+``biosses-cv``), carry their ``clusters``: the draws still take single items (the test is conditional on the
+folds' models, ``kit.evaluation.inference``), and a report shows how evenly a difference is spread over the folds.
+One seed (an int, or a sequence of ints such as (seed, task)) gives the same draws, so the same outputs give the
+same intervals. ``statistic_record`` / ``statistic_from`` store a statistic as plain values beside saved outputs,
+so that a report's verdicts can be computed again from them.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ class ItemScores:
             if clusters.shape != (self.items,) or clusters.dtype.kind not in "iu":
                 raise ValueError(f"clusters: one int per item ({self.items}), got shape {clusters.shape}")
             if len(np.unique(clusters)) < 2:
-                raise ValueError("clusters: at least 2 clusters, else no draw can vary")
+                raise ValueError("clusters: at least 2 clusters, else nothing spreads over them")
             object.__setattr__(self, "clusters", clusters)
 
     @property

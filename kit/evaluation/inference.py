@@ -39,25 +39,20 @@ items; f(x_s) below):
   (a review's, normal run effects only) put 3 seeds against a fixed row at 6.6% and 2 seeds against 2 with unequal
   run noise at up to 10.7% two-sided; the harness's cells, which have the item part real tasks have, read within
   alpha plus its Monte-Carlo error.
-- clustered items (``ItemScores.clusters``: k-fold predictions, each fold's items scored by the model that held them
-  out): a fold's model scores all of its items, so how well that fold's training pairs suit a method is shared by
-  its items and by every seed, which neither draws of single items nor the seeds' spread sample. Drawing items
-  alone, study 2's cross-fitted design (5 folds of 20 pairs, 5 seeds) said "significant" in 6.2% and 14.8% of
-  simulated nulls whose method-by-fold effect had a standard deviation of 0.1 and 0.2 (4,000 pairs each, item
-  noise), and the committed k-fold runs' fold effects are of that size or larger (their fold-by-seed F,
-  ``cluster_effect``). A comparison there is therefore also measured fold by fold: fold c's contribution c_c to D is
-  half of what exchanging the two rows' outputs on its items takes off D (``cluster_contributions``), the folds'
-  estimate of SE^2 is C/(C - 1) sum_c (c_c - c_bar)^2, the paired t test over folds of machine-learning comparisons
-  (Dietterich 1998), and where it exceeds the SE^2 above, the excess is the clusters' part and the test has C - 1
-  degrees of freedom. Neither estimate suffices alone: on the committed runs' primary comparison the folds'
-  contributions agreed to within 0.3 points x100 where the item draws put its standard error at 1.2 (each fold's
-  items' influences on the pooled Spearman difference summed to nearly zero), and leaving one fold out at a time
-  (the delete-a-group jackknife) saw a 70th of the item draws' variance. The folds overlap in their training pairs
-  (any two share 60 of 80), which makes their contributions alike and the folds' estimate small (Nadeau and Bengio
-  2003); the simulation's fold effects are independent, so it does not check that part.
-  ``benchmarks/calibration.py --control --folds 5`` has the rates of this test and of item draws alone.
 - interval D +- t_{df, 1 - alpha/2} SE, p = 2 P(T_df > |D| / SE): one t distribution gives both, so the interval
   excludes zero exactly when p < alpha, at every level (a family's level too, ``interval``).
+
+What the interval is about: the test is conditional on the training data a run file names. It counts which items a
+task happens to hold and which training runs the seeds gave, not what other training data would give: a method
+that suits these training pairs better is better here. On study 2's k-fold task (``biosses-cv``: each pair scored
+by the model of the fold that held it out) that includes how well each fold's training pairs suit a method, shared
+by every seed: simulated with such fold effects and equal methods on average over training data, the test says
+"significant" more often than alpha (``benchmarks/calibration.py --control --folds 5``), which under this estimand
+are differences these folds' models do have. A test over training data would need their variance, and k-fold
+cross-validation has no unbiased estimate of it (Bengio and Grandvalet 2004, JMLR 5): its folds' training sets
+overlap (any two of 5 share 60 of 80 pairs), so what the data as a whole do for a method is shared by every fold
+and seen by none, and a paired t test over folds, even with Nadeau and Bengio's (2003) correction for the overlap,
+misses it. What a report can show is how evenly a difference is spread over the folds: ``cluster_contributions``.
 
 Why not the alternatives: a permutation over seed labels has a smallest p of 1/3 with 2 seeds per side and 1/10
 with 3; a two-stage bootstrap needs its own small-sample correction and keeps the normal quantiles; a mixed
@@ -86,28 +81,21 @@ class Variance:
     """The parts of an estimate's variance: ``item`` over ``items`` items, and one (variance, seeds) per trained row
     (``runs``), each variance already divided by its seeds (the variance of that row's seed mean). ``interactions``:
     per trained row (as ``runs``), the share of ``item`` that is its seed-by-item interaction, (v - V)/(S - 1) of the
-    module's text: it shrinks with the row's seeds as well as with the items. ``cluster``: for items in ``clusters``
-    clusters (0: independent items), the clusters' part beyond the items' (the module's text), with clusters - 1
-    degrees of freedom."""
+    module's text: it shrinks with the row's seeds as well as with the items."""
 
     item: float
     items: int
     runs: tuple[tuple[float, int], ...] = ()
     interactions: tuple[float, ...] = ()
-    cluster: float = 0.0
-    clusters: int = 0
 
     @property
     def total(self) -> float:
-        return self.item + self.cluster + sum(v for v, _ in self.runs)
+        return self.item + sum(v for v, _ in self.runs)
 
     @property
     def df(self) -> float:
         """Satterthwaite's degrees of freedom, capped at ``RUN_DF_CAP`` x sum(S - 1) when a trained row takes part, and
-        at ``LONE_RUN_DF`` when the one run part has one degree of freedom; clusters - 1 when the clusters' part is
-        above zero (the module's text)."""
-        if self.cluster > 0:  # the clusters' estimate is the larger (the module's text)
-            return float(max(self.clusters - 1, 1))
+        at ``LONE_RUN_DF`` when the one run part has one degree of freedom (the module's text)."""
         parts = [(self.item, self.items - 1), *((v, s - 1) for v, s in self.runs)]
         weight = sum(v * v / d for v, d in parts if v > 0 and d > 0)
         df = self.total**2 / weight if weight > 0 else float(max(self.items - 1, 1))
@@ -119,14 +107,13 @@ class Variance:
     def at(self, seeds: int | None = None, items: int | None = None) -> Variance:
         """The same parts for another design: every trained row at ``seeds`` seeds, ``items`` items (the item part
         scales as 1/items, a run part as 1/seeds, a row's seed-by-item share as 1/(items x seeds)): what
-        ``kit.evaluation.design`` sizes runs with. The clusters' part stays as it is: more items in as many folds,
-        or more seeds, leave a fold effect that every seed shares."""
+        ``kit.evaluation.design`` sizes runs with."""
         n = items / self.items if items else 1.0
         shares = self.interactions or (0.0,) * len(self.runs)
         new = tuple(x * s / seeds / n if seeds else x / n for x, (_, s) in zip(shares, self.runs))
         item = max(self.item - sum(shares), 0.0) / n + sum(new)
         runs = tuple((v * s / seeds, seeds) for v, s in self.runs) if seeds else self.runs
-        return Variance(item, items or self.items, runs, new, self.cluster, self.clusters)
+        return Variance(item, items or self.items, runs, new)
 
     def without(self, kept: Sequence[bool]) -> Variance:
         """The parts with only the trained rows ``kept`` (as ``runs``): a row the design makes deterministic loses its
@@ -138,27 +125,20 @@ class Variance:
             self.items,
             tuple(r for r, k in zip(self.runs, kept) if k),
             tuple(x for x, k in zip(shares, kept) if k),
-            self.cluster,
-            self.clusters,
         )
 
     def record(self) -> dict:
-        """Plain values; ``cluster`` and ``clusters`` only for clustered items, so that other records keep their
-        keys."""
-        out = {
+        return {
             "item": self.item,
             "items": self.items,
             "runs": [list(r) for r in self.runs],
             "interactions": list(self.interactions),
         }
-        return {**out, "cluster": self.cluster, "clusters": self.clusters} if self.clusters else out
 
     @classmethod
     def from_record(cls, record: dict) -> Variance:
         runs = tuple((float(v), int(s)) for v, s in record["runs"])
-        interactions = tuple(map(float, record.get("interactions", ())))
-        cluster, clusters = float(record.get("cluster", 0.0)), int(record.get("clusters", 0))
-        return cls(float(record["item"]), int(record["items"]), runs, interactions, cluster, clusters)
+        return cls(float(record["item"]), int(record["items"]), runs, tuple(map(float, record.get("interactions", ()))))
 
 
 def t_quantile(probability: float, df: float) -> float:
@@ -280,12 +260,7 @@ class Comparison:
         d, v = self.difference, self.variance
         f2 = factor * factor
         variance = Variance(
-            v.item * f2,
-            v.items,
-            tuple((r * f2, s) for r, s in v.runs),
-            tuple(x * f2 for x in v.interactions),
-            v.cluster * f2,
-            v.clusters,
+            v.item * f2, v.items, tuple((r * f2, s) for r, s in v.runs), tuple(x * f2 for x in v.interactions)
         )
         return replace(
             self,
@@ -357,42 +332,11 @@ def _variance(sides: tuple[_Side, ...], signs: tuple[int, ...], items: int) -> t
     return estimate, Variance(item, items, runs, shares)
 
 
-def cluster_contributions(a: ItemScores, b: ItemScores) -> np.ndarray:
-    """Each cluster's contribution to a - b (the metric's seed means), c_c = (D - D_c) / 2, D_c the difference after
-    exchanging the two sides' outputs on cluster c's items (seed by seed; a fixed side's one set of outputs stands for
-    every seed of the other): how much the difference rests on that fold's models. For a mean of per-item scores,
-    c_c is the difference on cluster c's items times its share of the items, and the c_c add up to D."""
-    seeds = max(a.seeds, b.seeds)
-    x, y = (np.broadcast_to(s.outputs, (seeds, s.items)) for s in (a, b))
-    every = np.arange(a.items)[None]
-
-    def difference(xs: np.ndarray, ys: np.ndarray) -> float:
-        return float(np.mean(a.statistic(xs, every)[:, 0]) - np.mean(b.statistic(ys, every)[:, 0]))
-
-    whole = difference(x, y)
-    swapped = (a.clusters == c for c in np.unique(a.clusters))
-    return np.array([(whole - difference(np.where(m, y, x), np.where(m, x, y))) / 2 for m in swapped])
-
-
-def _estimate(
-    scores: tuple[ItemScores, ...], signs: tuple[int, ...], seed: SeedLike, resamples: int
-) -> tuple[float, Variance, tuple[_Side, ...]]:
-    """``_variance`` of ``scores`` from draws of single items; for a comparison on clustered items, the clusters' part
-    too: what the clusters' estimate C/(C - 1) sum_c (c_c - c_bar)^2 (``cluster_contributions``) exceeds that total
-    by (the module's text). Also the sides of the item draws."""
-    sides = tuple(_side(s, seed, resamples) for s in scores)
-    estimate, variance = _variance(sides, signs, scores[0].items)
-    if len(scores) == 2 and scores[0].clusters is not None:
-        c = cluster_contributions(*scores)
-        by_cluster = len(c) / (len(c) - 1) * float(np.sum((c - c.mean()) ** 2))
-        variance = replace(variance, cluster=max(0.0, by_cluster - variance.total), clusters=len(c))
-    return estimate, variance, sides
-
-
 def score_interval(scores: ItemScores, seed: SeedLike = 0, resamples: int = 2000, confidence: float = 0.95) -> Estimate:
     """A row's metric on all items (mean over its seeds) with its t interval from the item part and (with two seeds
     or more) the run part, kept within the metric's bounds; a trained row with one seed gets the item part alone."""
-    value, variance, _ = _estimate((scores,), (1,), seed, resamples)
+    side = _side(scores, seed, resamples)
+    value, variance = _variance((side,), (1,), scores.items)
     se = float(np.sqrt(variance.total))
     half = t_quantile((1 + confidence) / 2, variance.df) * se
     low, high = max(value - half, scores.statistic.bounds[0]), min(value + half, scores.statistic.bounds[1])
@@ -405,8 +349,6 @@ def _check_paired(a: ItemScores, b: ItemScores) -> None:
             f"paired comparison needs the same items and metric: {a.metric} on {a.items} items vs "
             f"{b.metric} on {b.items} items"
         )
-    if not same_clusters(a, b):
-        raise ValueError("paired comparison needs the same items' clusters on both sides (k-fold rows of one split)")
 
 
 def paired_comparison(
@@ -436,7 +378,8 @@ def paired_comparison(
             "the same outputs on every item",
             identical=True,
         )
-    estimate, variance, sides = _estimate((a, b), (1, -1), seed, resamples)
+    sides = (_side(a, seed, resamples), _side(b, seed, resamples))
+    estimate, variance = _variance(sides, (1, -1), a.items)
     reason = _unmeasured(*sides) or ("" if np.isfinite(estimate) and np.isfinite(variance.item) else "no metric")
     nan = float("nan")
     if reason:
@@ -463,27 +406,24 @@ def paired_comparison(
     )
 
 
-def cluster_effect(a: ItemScores, b: ItemScores) -> float:
-    """The cluster-by-seed analysis of variance of ``a`` - ``b``, two trained rows of as many seeds on clustered
-    items (k-fold rows on their held-out task): with d_{c,s} the difference of the metric on cluster c's items alone
-    at seed s (C clusters, S seeds), F = MS_cluster / MS_residual, MS_cluster = S var_c(mean_s d_{c,s}) and
-    MS_residual = sum_{c,s} (d_{c,s} - d_c. - d_.s + d_..)^2 / ((C - 1)(S - 1)). How far the clusters' part of the
-    difference stands out of the seeds' (the fold effect that the folds' contributions carry,
-    ``benchmarks/calibration.py --control --folds``). Not an F test: a cluster's items, the same for every seed,
-    give each cluster a part of its own even without a fold effect, so F is compared with simulated nulls."""
-    _check_paired(a, b)
-    if a.clusters is None or a.fixed or b.fixed or a.seeds != b.seeds or a.seeds < 2:
-        raise ValueError("cluster_effect: two trained rows of as many seeds (at least 2) on clustered items")
-    clusters = np.unique(a.clusters)
-    d = np.array(
-        [
-            x.statistic.subset(idx)(x.outputs[:, idx], np.arange(len(idx))[None])[:, 0]
-            for idx in (np.flatnonzero(a.clusters == c) for c in clusters)
-            for x in (a, b)
-        ]
-    ).reshape(len(clusters), 2, a.seeds)
-    d = d[:, 0] - d[:, 1]  # [clusters, seeds]
-    residual = d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + d.mean()
-    ms_cluster = a.seeds * float(np.var(d.mean(1), ddof=1))
-    ms_residual = float((residual**2).sum()) / ((len(clusters) - 1) * (a.seeds - 1))
-    return ms_cluster / ms_residual if ms_residual > 0 else float("inf")
+def cluster_contributions(a: ItemScores, b: ItemScores) -> np.ndarray:
+    """Each cluster's contribution to a - b (the metric's seed means; the items' ``clusters``, a k-fold task's
+    folds): c_c = (D - D_c) / 2, D_c the difference after exchanging the two sides' outputs on cluster c's items, seed
+    by seed (a fixed side's one set of outputs stands for every seed of the other): how much of the difference rests
+    on that fold's models. For a mean of per-item scores, c_c is the difference on cluster c's items times its share
+    of them, and the c_c add up to D. A description of how evenly the difference is spread over the folds, not a
+    test (the module's text). ValueError without clusters, or for two trained sides of unequal seeds."""
+    if a.clusters is None or not same_clusters(a, b):
+        raise ValueError("cluster_contributions: both sides need the same items' clusters")
+    if not (a.fixed or b.fixed) and a.seeds != b.seeds:
+        raise ValueError(f"clustered items: two trained rows of {a.seeds} and {b.seeds} seeds cannot be paired by fold")
+    seeds = max(a.seeds, b.seeds)
+    x, y = (np.broadcast_to(s.outputs, (seeds, s.items)) for s in (a, b))
+    every = np.arange(a.items)[None]
+
+    def difference(xs: np.ndarray, ys: np.ndarray) -> float:
+        return float(np.mean(a.statistic(xs, every)[:, 0]) - np.mean(b.statistic(ys, every)[:, 0]))
+
+    whole = difference(x, y)
+    swapped = (a.clusters == c for c in np.unique(a.clusters))
+    return np.array([(whole - difference(np.where(m, y, x), np.where(m, x, y))) / 2 for m in swapped])

@@ -113,6 +113,13 @@ class TaskEvidence:
         return self.items if self.kept is None else len(self.kept)
 
 
+def kept_clusters(task: Task, idx: np.ndarray) -> np.ndarray | None:
+    """The clusters of a task's kept items ``idx``; None for independent items, or when the kept items fall in one
+    cluster (nothing to measure by cluster)."""
+    clusters = np.asarray(task.clusters)[idx] if task.clusters else None
+    return clusters if clusters is not None and len(np.unique(clusters)) > 1 else None
+
+
 @dataclass
 class Evidence:
     """What a report's comparisons are computed from: ``outputs`` (task -> row -> [seeds, kept items] of the task's
@@ -169,7 +176,7 @@ class Evidence:
                     task.items,
                     None if kept is None else idx,
                     within.get(task.name),
-                    np.asarray(task.clusters)[idx] if task.clusters else None,
+                    kept_clusters(task, idx),
                 )
             )
         labels = {**{r: r for r in rows}, **(labels or {})}

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -124,16 +124,13 @@ def cross_fitted_pair(
     effect: float = 0.0,
     folds: int = 5,
     fold_sd: float = 0.0,
-    clustered: bool = True,
 ) -> tuple[ItemScores, ItemScores]:
     """Study 2's control on its held-out task (``kit.studies.augmented_sbert.held_out``): two trained methods (the
     first ``effect`` better) on items split once into ``folds`` folds, the same for every seed and both methods. Each
     (method m, seed s, fold f) is a model of its own, quality q_{m,s,f} ~ N(q_m + e_{m,f}, sd_run) and item noise of its
     own, that scores every item; a seed's output on item i is fold f(i)'s model's rank of it among its scores of all
     items, / n. e_{m,f} ~ N(0, ``fold_sd``) is how much fold f's training data suits method m, shared by every seed:
-    the fixed folds' part, which neither the item draws nor the seeds' spread samples (0: none). The outputs carry the
-    folds as their items' clusters, as the study's held-out task does (``clustered``; False: as independent items, the
-    kit's test before it drew folds)."""
+    the fixed folds' part, which neither the item draws nor the seeds' spread samples (0: none)."""
     gold = rng.uniform(0, 4, items)
     z = (gold - gold.mean()) / gold.std()
     statistic = STATISTICS[metric](gold)
@@ -149,7 +146,7 @@ def cross_fitted_pair(
             x = q * z + shared + errors + rng.normal(0, noise.item, items)
             held = fold_of == f
             pooled[s, held] = (stats.rankdata(x) / items)[held]
-        return ItemScores(metric, pooled, statistic, clusters=fold_of if clustered else None)
+        return ItemScores(metric, pooled, statistic)
 
     return method(QUALITY + effect), method(QUALITY)
 
@@ -165,13 +162,6 @@ Design = Callable[..., tuple[ItemScores, ItemScores]]
 def calibrated(resamples: int) -> Test:
     """``kit.evaluation.inference.paired_comparison`` with ``resamples`` item draws."""
     return lambda a, b, seed: paired_comparison(a, b, seed, resamples).p_value
-
-
-def independent_items(test: Test) -> Test:
-    """``test`` with clustered items read as independent ones: the item draws the kit took on study 2's held-out task
-    before it drew whole folds (``kit.evaluation.inference``), kept as the reference its fold effect is checked
-    against."""
-    return lambda a, b, seed: test(replace(a, clusters=None), replace(b, clusters=None), seed)
 
 
 def multi_bootstrap(resamples: int) -> Test:

@@ -33,8 +33,8 @@ class Task:
     scored only when named. ``nests``: False for a task whose items another task holds but whose outputs come from
     other models (study 2's held-out task, ``biosses-cv``): it lies within no task and no task within it
     (``nested``). ``clusters``: the cluster of each item when one model scores a group of them together (the
-    held-out task's folds), which the item draws then take whole (``kit.evaluation.bootstrap``); empty: independent
-    items."""
+    held-out task's folds), over which a report shows how a difference spreads
+    (``kit.evaluation.inference.cluster_contributions``); empty: independent items."""
 
     name: str
     description: str

@@ -11,7 +11,6 @@ from kit.evaluation.inference import (
     Estimate,
     Variance,
     cluster_contributions,
-    cluster_effect,
     detectable,
     format_p,
     paired_comparison,
@@ -154,34 +153,6 @@ def test_estimates_and_comparisons_format_like_intervals_difference():
 def test_paired_items_must_match():
     with pytest.raises(ValueError, match="same items"):
         paired_comparison(scores("mean", np.ones(60)), ItemScores("mean", np.ones(59), Mean()))
-    folds = np.arange(60) % 5
-    with pytest.raises(ValueError, match="same items' clusters"):
-        paired_comparison(scores("mean", np.ones(60)), ItemScores("mean", np.ones(60), Mean(), clusters=folds))
-
-
-def test_clustered_items_add_the_clusters_part_beyond_the_item_draws_with_clusters_minus_one_df():
-    """A fold effect (every item of a fold a little better under one model, the same for every seed) is what
-    independent item draws miss: the folds' contributions see it, and the clusters' part, what their estimate exceeds
-    the item draws' by, makes the test one of C - 1 df, so the difference is no longer significant; the record keeps
-    the clusters, and a record without them reads as independent items."""
-    rng = np.random.default_rng(0)
-    folds = np.arange(60) % 5
-    base = np.clip(0.5 + 0.1 * rng.normal(size=(3, 60)), 0, 1)
-    shift = np.array([0.15, -0.1, 0.12, -0.05, 0.08])[folds]  # the folds' part: a mean of +0.04
-    a, b = base + shift + 0.02 * rng.normal(size=(3, 60)), base
-    independent = paired_comparison(ItemScores("mean", a, Mean()), ItemScores("mean", b, Mean()), resamples=2000)
-    clustered = paired_comparison(
-        ItemScores("mean", a, Mean(), clusters=folds), ItemScores("mean", b, Mean(), clusters=folds), resamples=2000
-    )
-    assert independent.estimate == clustered.estimate and independent.p_value < 0.05
-    assert clustered.variance.item == independent.variance.item and clustered.variance.runs == independent.variance.runs
-    assert clustered.variance.cluster > 5 * independent.variance.item and clustered.p_value > 0.05
-    assert clustered.variance.clusters == 5 and clustered.df < 5 and independent.variance.cluster == 0
-    assert Variance.from_record(clustered.variance.record()) == clustered.variance
-    assert "clusters" not in independent.variance.record()
-    v = Variance(item=1.0, items=100, cluster=3.0, clusters=5)
-    assert v.total == 4.0 and v.df == 4 and Variance(item=1.0, items=100, clusters=5).df == pytest.approx(99)
-    assert v.at(items=200).cluster == 3.0 and v.at(items=200).item == 0.5  # a fold effect does not shrink with items
 
 
 def test_a_two_seed_pilot_sized_to_ten_seeds_predicts_the_item_part_ten_seeds_measure():
@@ -205,33 +176,20 @@ def test_a_two_seed_pilot_sized_to_ten_seeds_predicts_the_item_part_ten_seeds_me
     assert 0.85 < np.mean(back) / np.mean(at_two) < 1.2
 
 
-def test_the_cluster_effect_is_the_cluster_by_seed_f_of_the_difference():
-    """F = MS_cluster / MS_residual of the per-(cluster, seed) differences, here by hand; a shift shared by a
-    cluster's items and every seed raises it; it needs two trained rows on clustered items."""
-    rng = np.random.default_rng(3)
-    folds = np.arange(60) % 4
-    b = np.clip(0.5 + 0.1 * rng.normal(size=(3, 60)), 0, 1)
-    a = b + 0.05 * rng.normal(size=(3, 60))
-    shifted = a + np.array([0.2, -0.2, 0.1, -0.1])[folds]
-    d = np.array([[a[s, folds == c].mean() - b[s, folds == c].mean() for s in range(3)] for c in range(4)])
-    residual = d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + d.mean()
-    by_hand = 3 * d.mean(1).var(ddof=1) / ((residual**2).sum() / 6)
-    f = cluster_effect(*(ItemScores("mean", x, Mean(), clusters=folds) for x in (a, b)))
-    assert f == pytest.approx(by_hand) and cluster_effect(
-        *(ItemScores("mean", x, Mean(), clusters=folds) for x in (shifted, b))
-    ) > 20 * max(f, 1)
-    with pytest.raises(ValueError, match="two trained rows"):
-        cluster_effect(ItemScores("mean", a, Mean()), ItemScores("mean", b, Mean()))
-
-
 def test_a_clusters_contribution_is_half_what_exchanging_its_outputs_takes_off_the_difference():
     """For a mean of per-item scores, c_c is the difference on cluster c's items times its share of them, and the
-    contributions add up to the difference; a fixed side's outputs stand for every seed of the other."""
+    contributions add up to the difference; a fixed side's outputs stand for every seed of the other; clustered items
+    do not change the test, which stays conditional on the folds' models (the module's text)."""
     rng = np.random.default_rng(4)
     folds = np.repeat(np.arange(3), [10, 20, 30])
     a, b = rng.random((2, 60)), rng.random(60)
-    c = cluster_contributions(
-        ItemScores("mean", a, Mean(), clusters=folds), ItemScores("mean", b, Mean(), fixed=True, clusters=folds)
-    )
+    sides = ItemScores("mean", a, Mean(), clusters=folds), ItemScores("mean", b, Mean(), fixed=True, clusters=folds)
+    c = cluster_contributions(*sides)
     by_hand = [(a[:, folds == f].mean() - b[folds == f].mean()) * (folds == f).mean() for f in range(3)]
     assert c == pytest.approx(by_hand) and c.sum() == pytest.approx(a.mean() - b.mean())
+    plain = paired_comparison(ItemScores("mean", a, Mean()), ItemScores("mean", b, Mean(), fixed=True), resamples=300)
+    assert paired_comparison(*sides, resamples=300).p_value == plain.p_value
+    with pytest.raises(ValueError, match="2 and 3 seeds cannot be paired by fold"):
+        cluster_contributions(sides[0], ItemScores("mean", np.vstack([a, a[:1]]), Mean(), clusters=folds))
+    with pytest.raises(ValueError, match="same items' clusters"):
+        cluster_contributions(ItemScores("mean", a, Mean()), sides[1])

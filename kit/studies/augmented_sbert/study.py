@@ -49,7 +49,7 @@ from kit.evaluation.task import PairCosineTask, within_ranks
 from kit.evaluation.task import Task as SuiteTask
 from kit.report.model_card import MODELS, mark
 from kit.report.tables import mean_std
-from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD, cross_fitted, held_out_task
+from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD, cross_fitted, fold_spread, held_out_task
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
     Pair,
@@ -142,9 +142,9 @@ class SuiteReport(suite_rows.SuiteReport):
                 "pair out, each seed's folds pooled into one run (each fold model's scores read as their ranks among "
                 "its scores of all pairs: `kit.studies.augmented_sbert.held_out`); only the k-fold rows and the "
                 "starting model are scored there. One model scores a fold's pairs, so what a fold's training pairs do "
-                "for a method is shared by its pairs and by every seed: a comparison there is also measured fold by "
-                "fold (each fold's contribution to the difference), and where the folds' spread is the larger, it "
-                "sets the standard error, with folds - 1 degrees of freedom (`kit.evaluation.inference`)."
+                "for a method is shared by its pairs and by every seed: the intervals there are conditional on these "
+                "folds' training pairs, as every interval is on a run's training data, and say nothing of what other "
+                "training pairs would give (`kit.evaluation.inference`)." + self.fold_spreads()
             )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
@@ -152,6 +152,20 @@ class SuiteReport(suite_rows.SuiteReport):
             )
             out += "."
         return out
+
+    def fold_spreads(self) -> str:
+        """How the control's and the primary's differences on the held-out task spread over the folds
+        (``fold_spread``), as a sentence; '' when neither is on it."""
+        task = next((t for t in self.evidence.tasks if t.name == HELD_OUT and t.clusters is not None), None)
+        declared = [d for d in (self.control, self.primary) if d is not None and d.task == HELD_OUT]
+        if task is None or not declared:
+            return ""
+        parts = [
+            f"{self.evidence.labels.get(d.row, d.row)} − {self.evidence.labels.get(d.baseline, d.baseline)}: "
+            + fold_spread(self.evidence.scores(task, d.row), self.evidence.scores(task, d.baseline))
+            for d in declared
+        ]
+        return " Fold by fold (each fold's contribution to the difference, x100): " + "; ".join(parts) + "."
 
     def record(self) -> dict:
         return {**super().record(), "left_out": self.left_out}
