@@ -41,7 +41,7 @@ from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.data.resolver import DATA_PAGE
 from kit.evaluation.inference import format_p
-from kit.evaluation.rows import NO_CONTROL, Evidence, recomputed, withheld_by
+from kit.evaluation.rows import NO_CONTROL, Evidence, cluster_spread, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
 from kit.report.index import (
     EVIDENCE,
@@ -768,22 +768,21 @@ def calibration_block(path: Path = CALIBRATION) -> str:
 
 
 def committed_fold_spreads(snapshots: Path | None = None) -> list[str]:
-    """For every committed snapshot with study 2's held-out task, how its control's and primary's differences there
-    spread over the folds (``kit.studies.augmented_sbert.held_out.fold_spread``): ``` `run`: row − baseline: ...``."""
-    from kit.studies.augmented_sbert.held_out import HELD_OUT, fold_spread
-
+    """For every committed snapshot with a clustered task (study 2's held-out task), how its control's and primary's
+    differences there spread over the folds (``kit.evaluation.rows.cluster_spread``): ``` `run` row − baseline:
+    ...``."""
     out = []
     for snapshot in committed_snapshots(snapshots):
         record = json.loads(snapshot.read_text(encoding="utf-8"))
         for key in named_families(record):
             evidence = Evidence.load(snapshot.with_name(f"{snapshot.stem}.{key}.npz"))
-            task = next((t for t in evidence.tasks if t.name == HELD_OUT and t.clusters is not None), None)
             family = record["metrics"][key]
-            declared = [d for d in (family.get("control"), family.get("primary")) if d and d.get("task") == HELD_OUT]
-            for d in declared if task else ():
-                a, b = evidence.scores(task, d["row"]), evidence.scores(task, d["baseline"])
-                labels = (evidence.labels.get(d[k], d[k]) for k in ("row", "baseline"))
-                out.append(f"`{snapshot.stem}` {' − '.join(labels)}: {fold_spread(a, b)}")
+            for task in (t for t in evidence.tasks if t.clusters is not None):
+                declared = [d for d in (family.get("control"), family.get("primary")) if d and d["task"] == task.name]
+                for d in declared:
+                    a, b = evidence.scores(task, d["row"]), evidence.scores(task, d["baseline"])
+                    labels = (evidence.labels.get(d[k], d[k]) for k in ("row", "baseline"))
+                    out.append(f"`{snapshot.stem}` {' − '.join(labels)}: {cluster_spread(a, b)}")
     return out
 
 

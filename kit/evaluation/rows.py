@@ -35,7 +35,14 @@ from kit.core.files import write_atomic
 from kit.evaluation import design
 from kit.evaluation.bootstrap import ItemScores, Statistic, statistic_from, statistic_record
 from kit.evaluation.families import correct
-from kit.evaluation.inference import Difference, Variance, format_p, paired_comparison, score_interval
+from kit.evaluation.inference import (
+    Difference,
+    Variance,
+    cluster_contributions,
+    format_p,
+    paired_comparison,
+    score_interval,
+)
 from kit.evaluation.suite import Embed, score_task
 from kit.evaluation.task import Task, nested
 
@@ -118,6 +125,16 @@ def kept_clusters(task: Task, idx: np.ndarray) -> np.ndarray | None:
     cluster (nothing to measure by cluster)."""
     clusters = np.asarray(task.clusters)[idx] if task.clusters else None
     return clusters if clusters is not None and len(np.unique(clusters)) > 1 else None
+
+
+def cluster_spread(a: ItemScores, b: ItemScores, scale: float = 100.0) -> str:
+    """Each cluster's contribution to a - b on clustered items (``kit.evaluation.inference.cluster_contributions``:
+    a k-fold task's folds) x ``scale``, and in how many it has the difference's sign: ``+0.3, +0.6, ... (the sign of
+    the difference in 5 of 5 folds)``."""
+    c = cluster_contributions(a, b) * scale
+    same = int(np.sum(np.sign(c) == np.sign(c.sum())))
+    values = ", ".join(f"{x:+.1f}".replace("-", "−") for x in c)
+    return f"{values} (the sign of the difference in {same} of {len(c)} folds)"
 
 
 @dataclass

@@ -10,8 +10,9 @@ are thus read through the same per-model monotone map before they are pooled, so
 pair higher is not ranked above the others for it; Spearman's rho of the pooled outputs against the gold scores is
 the task's metric, as on every STS task. A seed's runs over all folds make one run of a k-fold row on this task.
 The folds are the task's item clusters (``kit.evaluation.task.Task.clusters``): one model scores a fold's pairs, and
-a report shows each fold's contribution to a difference there (``fold_spread``), how evenly the folds' models carry
-it; its intervals are conditional on these folds' training pairs (``kit.evaluation.inference``).
+a report shows each fold's contribution to a difference there (``kit.evaluation.rows.cluster_spread``), how evenly
+the folds' models carry it; its intervals are conditional on these folds' training pairs
+(``kit.evaluation.inference``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kit.evaluation.bootstrap import ItemScores
-from kit.evaluation.inference import cluster_contributions
 from kit.evaluation.rows import RunOutputs
 from kit.evaluation.task import Task
 
@@ -74,13 +73,3 @@ def cross_fitted(fold_runs: Sequence[RunOutputs], held_out: Sequence[np.ndarray]
         for metric in metrics:
             out[metric][idx] = np.asarray(run[ALL_PAIRS][metric])[idx]
     return {HELD_OUT: out}
-
-
-def fold_spread(a: ItemScores, b: ItemScores, scale: float = 100.0) -> str:
-    """Each fold's contribution to a - b on the held-out task (``kit.evaluation.inference.cluster_contributions``)
-    x ``scale``, and in how many folds it has the difference's sign: ``+0.3, +0.6, ... (the sign of the difference in
-    5 of 5 folds)``."""
-    c = cluster_contributions(a, b) * scale
-    same = int(np.sum(np.sign(c) == np.sign(c.sum())))
-    values = ", ".join(f"{x:+.1f}".replace("-", "−") for x in c)
-    return f"{values} (the sign of the difference in {same} of {len(c)} folds)"

@@ -49,7 +49,7 @@ from kit.evaluation.task import PairCosineTask, within_ranks
 from kit.evaluation.task import Task as SuiteTask
 from kit.report.model_card import MODELS, mark
 from kit.report.tables import mean_std
-from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD, cross_fitted, fold_spread, held_out_task
+from kit.studies.augmented_sbert.held_out import ALL_PAIRS, HELD_OUT, KFOLD, cross_fitted, held_out_task
 from kit.studies.augmented_sbert.method import (
     CONDITIONS,
     Pair,
@@ -155,14 +155,14 @@ class SuiteReport(suite_rows.SuiteReport):
 
     def fold_spreads(self) -> str:
         """How the control's and the primary's differences on the held-out task spread over the folds
-        (``fold_spread``), as a sentence; '' when neither is on it."""
+        (``kit.evaluation.rows.cluster_spread``), as a sentence; '' when neither is on it."""
         task = next((t for t in self.evidence.tasks if t.name == HELD_OUT and t.clusters is not None), None)
         declared = [d for d in (self.control, self.primary) if d is not None and d.task == HELD_OUT]
         if task is None or not declared:
             return ""
         parts = [
             f"{self.evidence.labels.get(d.row, d.row)} − {self.evidence.labels.get(d.baseline, d.baseline)}: "
-            + fold_spread(self.evidence.scores(task, d.row), self.evidence.scores(task, d.baseline))
+            + suite_rows.cluster_spread(self.evidence.scores(task, d.row), self.evidence.scores(task, d.baseline))
             for d in declared
         ]
         return " Fold by fold (each fold's contribution to the difference, x100): " + "; ".join(parts) + "."
