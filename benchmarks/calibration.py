@@ -73,8 +73,9 @@ MEAN_SEEDS = (2, 3, 5)
 """``--metric mean``: the seeds per trained row of the run files scored on such tasks."""
 FOLD_SEEDS = (3, 5)
 """``--folds``: seeds per method (study 2's k-fold control runs 5)."""
-FOLD_SDS = (0.0, 0.1)
-"""``--folds``: the method-by-fold effect's standard deviation: none, and a tenth of the signal weight's scale."""
+FOLD_SDS = (0.0, 0.1, 0.2)
+"""``--folds``: the method-by-fold effect's standard deviation: none, and a tenth and a fifth of the signal weight's
+scale."""
 CONTROL_EFFECT = 0.4
 """A control's larger alternative: training's gain over the start is the base method's whole effect (about +20
 Spearman points x100), not a method's margin over another."""

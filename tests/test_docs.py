@@ -35,8 +35,8 @@ def test_every_committed_verdict_is_what_its_evidence_gives_under_todays_inferen
 
 
 def test_every_committed_held_out_task_carries_its_folds_and_they_are_the_runs_own():
-    """A k-fold run's evidence on ``biosses-cv`` holds each pair's fold (the items' clusters), so ``recompute`` tests
-    it fold by fold as well; the folds are those the run's own parameters draw (``folds``, ``fold_seed``)."""
+    """A k-fold run's evidence on ``biosses-cv`` holds each pair's fold (the items' clusters), over which the pages
+    show its differences; the folds are those the run's own parameters draw (``folds``, ``fold_seed``)."""
     from kit.evaluation.rows import Evidence
     from kit.studies.augmented_sbert.held_out import HELD_OUT
     from kit.studies.augmented_sbert.params import AugSBERTParams

@@ -13,8 +13,8 @@ cosines only, so the ranks give the same values as the cosines and put two model
 seed's metric on every draw; the draws depend only on the seed and the number of items, so every model of a
 task is resampled with the same draws. Items that are not independent, because one model scored a group of them
 together (k-fold predictions: each fold's items are scored by the model that held them out, study 2's
-``biosses-cv``), carry their ``clusters``: the draws still take single items (the test is conditional on the
-folds' models, ``kit.evaluation.inference``), and a report shows how evenly a difference is spread over the folds.
+``biosses-cv``), carry their ``clusters``: the draws still take single items (what that leaves out,
+``kit.evaluation.inference``), and a report shows how evenly a difference is spread over the folds.
 One seed (an int, or a sequence of ints such as (seed, task)) gives the same draws, so the same outputs give the
 same intervals. ``statistic_record`` / ``statistic_from`` store a statistic as plain values beside saved outputs,
 so that a report's verdicts can be computed again from them.
@@ -179,7 +179,9 @@ class ItemScores:
         if self.clusters is not None:
             clusters = np.asarray(self.clusters)
             if clusters.shape != (self.items,) or clusters.dtype.kind not in "iu":
-                raise ValueError(f"clusters: one int per item ({self.items}), got shape {clusters.shape}")
+                raise ValueError(
+                    f"clusters: one int per item ({self.items}), got {clusters.dtype} of shape {clusters.shape}"
+                )
             if len(np.unique(clusters)) < 2:
                 raise ValueError("clusters: at least 2 clusters, else nothing spreads over them")
             object.__setattr__(self, "clusters", clusters)
@@ -205,6 +207,8 @@ class ItemScores:
     def subset(self, idx: np.ndarray) -> ItemScores:
         """The same model's outputs on the items ``idx`` alone (items shared with other data left out)."""
         clusters = None if self.clusters is None else self.clusters[idx]
+        if clusters is not None and len(np.unique(clusters)) < 2:
+            clusters = None  # the items kept fall in one cluster: nothing spreads over clusters
         return ItemScores(self.metric, self.outputs[:, idx], self.statistic.subset(idx), self.fixed, clusters)
 
     @classmethod

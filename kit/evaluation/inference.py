@@ -42,17 +42,19 @@ items; f(x_s) below):
 - interval D +- t_{df, 1 - alpha/2} SE, p = 2 P(T_df > |D| / SE): one t distribution gives both, so the interval
   excludes zero exactly when p < alpha, at every level (a family's level too, ``interval``).
 
-What the interval is about: the test is conditional on the training data a run file names. It counts which items a
-task happens to hold and which training runs the seeds gave, not what other training data would give: a method
-that suits these training pairs better is better here. On study 2's k-fold task (``biosses-cv``: each pair scored
-by the model of the fold that held it out) that includes how well each fold's training pairs suit a method, shared
-by every seed: simulated with such fold effects and equal methods on average over training data, the test says
-"significant" more often than alpha (``benchmarks/calibration.py --control --folds 5``), which under this estimand
-are differences these folds' models do have. A test over training data would need their variance, and k-fold
-cross-validation has no unbiased estimate of it (Bengio and Grandvalet 2004, JMLR 5): its folds' training sets
-overlap (any two of 5 share 60 of 80 pairs), so what the data as a whole do for a method is shared by every fold
-and seen by none, and a paired t test over folds, even with Nadeau and Bengio's (2003) correction for the overlap,
-misses it. What a report can show is how evenly a difference is spread over the folds: ``cluster_contributions``.
+What the interval counts: which items a task happens to hold and which training runs the seeds gave, for models
+trained on the data the run file names; not what other training data would give. On study 2's k-fold task
+(``biosses-cv``: each pair scored by the model of the fold that held it out) this is the naive cross-validation
+interval: each fold's held-out pairs are taken as fresh draws for its model, although the other folds trained on
+them, and how well a fold's training pairs suit a method, shared by its pairs and every seed, is counted by neither
+part. A cross-validation estimate tracks the error averaged over training sets, and the naive interval can be too
+narrow for it (Bates, Hastie and Tibshirani 2023, "Cross-validation: what does it estimate and how well does it do
+it?", JASA; their nested cross-validation is the remedy, not implemented here), and no estimator of the variance of
+k-fold cross-validation is unbiased under every distribution (Bengio and Grandvalet 2004, JMLR 5). Simulated with a
+method-by-fold effect and methods equal on average, the test says "significant" more often than alpha as that
+effect grows (``benchmarks/calibration.py --control --folds 5``): a verdict on ``biosses-cv`` is weaker than one on
+a task with a fixed training set, and reports say so. They also show how evenly a difference is spread over the
+folds (``cluster_contributions``).
 
 Why not the alternatives: a permutation over seed labels has a smallest p of 1/3 with 2 seeds per side and 1/10
 with 3; a two-stage bootstrap needs its own small-sample correction and keeps the normal quantiles; a mixed

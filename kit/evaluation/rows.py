@@ -130,11 +130,24 @@ def kept_clusters(task: Task, idx: np.ndarray) -> np.ndarray | None:
 def cluster_spread(a: ItemScores, b: ItemScores, scale: float = 100.0) -> str:
     """Each cluster's contribution to a - b on clustered items (``kit.evaluation.inference.cluster_contributions``:
     a k-fold task's folds) x ``scale``, and in how many it has the difference's sign: ``+0.3, +0.6, ... (the sign of
-    the difference in 5 of 5 folds)``."""
+    the difference in 5 of 5 folds)``; ``(no difference)`` when a - b is 0."""
     c = cluster_contributions(a, b) * scale
-    same = int(np.sum(np.sign(c) == np.sign(c.sum())))
-    values = ", ".join(f"{x:+.1f}".replace("-", "−") for x in c)
+    values = ", ".join(f"{x:+.1f}".replace("-", "−") if round(x, 1) else "0.0" for x in c)
+    difference = a.value - b.value
+    if not difference:
+        return f"{values} (no difference)"
+    same = int(np.sum(np.sign(c) == np.sign(difference)))
     return f"{values} (the sign of the difference in {same} of {len(c)} folds)"
+
+
+def spreads_over_clusters(evidence: Evidence, task: TaskEvidence, row: str, baseline: str) -> bool:
+    """Whether ``row`` - ``baseline`` on ``task`` can be shown cluster by cluster (``cluster_spread``): clustered
+    items, both rows scored there, and their runs paired (a fixed side, or as many seeds)."""
+    rows = evidence.outputs.get(task.name, {})
+    if task.clusters is None or row not in rows or baseline not in rows:
+        return False
+    a, b = evidence.scores(task, row), evidence.scores(task, baseline)
+    return a.fixed or b.fixed or a.seeds == b.seeds
 
 
 @dataclass

@@ -2,6 +2,7 @@
 tested alone, families without identical or nested comparisons, and verdict sentences that follow the numbers."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -304,3 +305,24 @@ def test_a_control_not_shown_names_the_cost_of_choosing_its_baseline_only_when_i
     assert "points with 80% power, and choosing its baseline as the best of its candidates costs more)" in (
         controlled(chosen).control_text()
     )
+
+
+def test_clustered_evidence_keeps_its_folds_through_save_and_load_and_shows_each_folds_part(tmp_path):
+    """A task whose items carry folds (study 2's held-out task): the evidence keeps them for the kept items, saved
+    and read back; a kept subset in one fold drops them; the spread names each fold's contribution and the folds
+    with the difference's sign, or says there is none; a row not scored there is not spread."""
+    folds = tuple(np.arange(100) % 5)
+    task = dataclasses.replace(BIOSSES_ALL, name="folded", clusters=folds, nests=False)
+    runs = {row: [{"folded": r[BIOSSES_ALL.name]} for r in rs] for row, rs in ROWS.items()}
+    evidence = rows.Evidence.of(runs, PAIRS, [task], LABELS, fixed=["start"])
+    kept = rows.Evidence.of(runs, PAIRS, [task], LABELS, keep={"folded": np.arange(0, 100, 5)})
+    assert (evidence.tasks[0].clusters == np.array(folds)).all() and kept.tasks[0].clusters is None
+    back = rows.Evidence.load(evidence.save(tmp_path / "suite.npz"))
+    assert (back.tasks[0].clusters == evidence.tasks[0].clusters).all()
+    t = back.tasks[0]
+    spread = rows.cluster_spread(back.scores(t, "better"), back.scores(t, "good"))
+    assert spread.count(",") == 4 and re.search(r"\(the sign of the difference in \d of 5 folds\)$", spread), spread
+    assert rows.cluster_spread(back.scores(t, "good"), back.scores(t, "good")).endswith("(no difference)")
+    assert rows.spreads_over_clusters(back, t, "good", "start")
+    assert not rows.spreads_over_clusters(back, t, "good", "absent")
+    assert not rows.spreads_over_clusters(kept, kept.tasks[0], "better", "good")  # one fold kept: no clusters

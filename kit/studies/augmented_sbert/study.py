@@ -141,10 +141,11 @@ class SuiteReport(suite_rows.SuiteReport):
                 f" On `{HELD_OUT}` a k-fold row is scored on every BIOSSES pair by the model of the fold that held the "
                 "pair out, each seed's folds pooled into one run (each fold model's scores read as their ranks among "
                 "its scores of all pairs: `kit.studies.augmented_sbert.held_out`); only the k-fold rows and the "
-                "starting model are scored there. One model scores a fold's pairs, so what a fold's training pairs do "
-                "for a method is shared by its pairs and by every seed: the intervals there are conditional on these "
-                "folds' training pairs, as every interval is on a run's training data, and say nothing of what other "
-                "training pairs would give (`kit.evaluation.inference`)." + self.fold_spreads()
+                "starting model are scored there. Its intervals are cross-validation's naive ones: each fold's "
+                "held-out pairs count as fresh draws for its model, though the other folds trained on them, and how "
+                "well a fold's training pairs suit a method, shared by its pairs and every seed, is not counted, so a "
+                "verdict there is weaker than on a task with a fixed training set and can be too sure of itself "
+                "(`kit.evaluation.inference`)." + self.fold_spreads()
             )
         if self.left_out:
             out += " Left out, because their gold or silver training pairs include pairs of the task: " + "; ".join(
@@ -156,9 +157,16 @@ class SuiteReport(suite_rows.SuiteReport):
     def fold_spreads(self) -> str:
         """How the control's and the primary's differences on the held-out task spread over the folds
         (``kit.evaluation.rows.cluster_spread``), as a sentence; '' when neither is on it."""
-        task = next((t for t in self.evidence.tasks if t.name == HELD_OUT and t.clusters is not None), None)
-        declared = [d for d in (self.control, self.primary) if d is not None and d.task == HELD_OUT]
-        if task is None or not declared:
+        task = next((t for t in self.evidence.tasks if t.name == HELD_OUT), None)
+        declared = [
+            d
+            for d in (self.control, self.primary)
+            if task
+            and d is not None
+            and d.task == HELD_OUT
+            and suite_rows.spreads_over_clusters(self.evidence, task, d.row, d.baseline)
+        ]
+        if not declared:
             return ""
         parts = [
             f"{self.evidence.labels.get(d.row, d.row)} − {self.evidence.labels.get(d.baseline, d.baseline)}: "
