@@ -41,12 +41,14 @@ if TYPE_CHECKING:
     from kit.evaluation.rows import Primary
 
 
-def model_param(default: str = "minilm", what: str = "encoder"):
-    """A model name, checked by ``check_resources`` (``kit.core.models.check_available``)."""
+def model_param(default: str | None = "minilm", what: str = "encoder", none: str = ""):
+    """A model name, checked by ``check_resources`` (``kit.core.models.check_available``); ``none``: what None
+    means, for an optional one."""
     return param(
         default,
-        f"{what}: an offline alias ({', '.join(ALIASES)}), a Hugging Face name or a local folder",
-        available=check_available,
+        f"{what}: an offline alias ({', '.join(ALIASES)}), a Hugging Face name or a local folder"
+        + (f"; None: {none}" if none else ""),
+        available=lambda name: None if name is None and none else check_available(name),
     )
 
 

@@ -313,6 +313,7 @@ def compare(
     each_cross_encoder: Callable[[object], None] | None = None,
     held_out: list[Pair] = (),
     cross_start: str | None = None,
+    cross_model: str | None = None,
 ) -> Comparison:
     """The Augmented SBERT comparison for one split and seed (Thakur et al. 2021, Alg. 1):
 
@@ -329,7 +330,8 @@ def compare(
     training (a study scores it on the evaluation suite there); ``each_cross_encoder(ce)`` with the trained
     cross-encoder, before it labels the silver pairs (a study scores it on the suite's pair tasks there).
     ``held_out``: the split's test pairs, which no silver set may hold either. ``cross_start`` (STS): the
-    cross-encoder's starting checkpoint, a warmed-up one (``warm_up``); None: ``model``, as the paper.
+    cross-encoder's starting checkpoint, a warmed-up one (``warm_up``); else ``cross_model``, another model for the
+    teacher than the student's (a stronger one); None: ``model``, as the paper.
     """
     if cross_start is not None and num_labels is not None:
         raise ValueError("a warmed-up cross-encoder is for STS benchmarks (one output), not NLI ones")
@@ -349,7 +351,7 @@ def compare(
 
     scores: dict[str, float] = {}
     gold_st = fit_and_score(gold, gold_labels, CONDITIONS[0])
-    ce = cross_encoder(cross_start or model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
+    ce = cross_encoder(cross_start or cross_model or model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
     fit_cross_encoder(ce, gold, gold_labels, cross_cfg or cfg)
     if each_cross_encoder is not None:
         each_cross_encoder(ce)

@@ -99,7 +99,8 @@ BENCHMARKS = {
 class _AugSBERTData(Params):
     """What study 2 compares: the model, the benchmarks, their seeds and folds, and how silver pairs are sampled."""
 
-    model: str = model_param(what="cross- and bi-encoder start")
+    model: str = model_param(what="bi-encoder start, and the cross-encoder's unless cross_model")
+    cross_model: str | None = model_param(None, "the cross-encoder teacher's start", "model's, as in the paper")
     benchmarks: list[str] = param(
         ["biosses_blurb"],
         "benchmarks: datasets with their train/test protocol (columns of the results table)",
@@ -155,6 +156,11 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     def validate(self) -> None:
         check_task_languages(self, "en", ("suite",))
+
+    @property
+    def teacher_model(self) -> str:
+        """Where the cross-encoder teacher starts: ``cross_model``, else ``model``."""
+        return self.cross_model or self.model
 
     def fit_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed)

@@ -45,6 +45,12 @@ def describe(study: Study) -> str:
             "warm-started from the same checkpoint with a new, seeded head, so the silver labeller starts from "
             "a model trained for bi-encoding."
         )
+    if p.cross_model is not None:
+        sub += (
+            f" **The cross-encoder teacher starts from `{p.cross_model}`**, not from the student's model (the paper "
+            "starts both from one BERT): a stronger teacher, so that its premise, a teacher better than its student, "
+            "can hold; it is warm-started with a new, seeded head."
+        )
     lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
     for t in p.benchmarks:
         lines.append(f"- **{BENCHMARKS[t].title}** ({BENCHMARKS[t].metric}): " + _benchmark_note(study, t))

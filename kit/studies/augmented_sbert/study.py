@@ -296,6 +296,8 @@ class Study(StudyBase):
         }
         if self.saves_models(benchmark, split, seed):
             settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
+        if p.cross_model is not None:  # only then, as save_models
+            settings["cross_model"] = p.cross_model
         if (warm := self.warmup_pairs(benchmark)) is not None:  # only then, as save_models
             settings["cross_warmup"] = {"rqe_train_pairs": len(warm[0]), "sample_seed": p.nli_seed, "epochs": 1}
         return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
@@ -338,10 +340,11 @@ class Study(StudyBase):
         if warm is None:
             return None
         cfg = self.p.warmup_config(seed)
-        run_dir = self.run_dir(f"cross-warmup-seed{seed}", {"model": self.p.model, "fit": asdict(cfg)}, digest(*warm))
+        teacher = self.p.teacher_model
+        run_dir = self.run_dir(f"cross-warmup-seed{seed}", {"model": teacher, "fit": asdict(cfg)}, digest(*warm))
 
         def compute() -> dict:
-            warm_up(self.p.model, *warm, cfg, run_dir)
+            warm_up(teacher, *warm, cfg, run_dir)
             return {"pairs": len(warm[0]), "seed": seed}
 
         cached_run(run_dir, compute, {})
@@ -387,6 +390,7 @@ class Study(StudyBase):
                 each_cross_encoder=score_cross_encoder,
                 held_out=s.test,
                 cross_start=self.teacher_start(benchmark, seed),
+                cross_model=self.p.cross_model,
             )
             if save:
                 self.mark_models(benchmark, s, seed, run_dir, {n: len(p) for n, (p, _) in cmp.silver.items()})
@@ -454,7 +458,7 @@ class Study(StudyBase):
         trainer); the three bi-encoders embed the split's test pairs and the suite tasks, the cross-encoder scores
         the test pairs and the suite's pair tasks; once, the starting model embeds the STS benchmarks' test pairs and
         the suite. A cross-encoder reads a pair as one sequence."""
-        study, work = cls(p, Path()), []
+        study, work, teacher = cls(p, Path()), [], p.teacher_model
         fit = {"train": True, "loop": "sentence-transformers"}
         bi, cross = {**fit, "batch": 2 * p.batch_size}, {**fit, "batch": p.batch_size}  # in texts: two a pair
         runs = study.planned_runs()
@@ -467,9 +471,9 @@ class Study(StudyBase):
             gold, test = texts_of(split.train), texts_of(split.test)
             work += [
                 encoding("bi-encoder on gold", p.model, gold, p.epochs, p.max_length, **bi),
-                encoding("cross-encoder on gold", p.model, joined(split.train), p.cross_epochs, p.max_length, **cross),
+                encoding("cross-encoder on gold", teacher, joined(split.train), p.cross_epochs, p.max_length, **cross),
                 encoding("the gold bi-encoder embeds the pool", p.model, pool, 1, p.max_length),
-                encoding("the cross-encoder labels both silver sets", p.model, joined(silver), 2, p.max_length),
+                encoding("the cross-encoder labels both silver sets", teacher, joined(silver), 2, p.max_length),
                 encoding(
                     "two bi-encoders on gold + silver",
                     p.model,
@@ -480,11 +484,11 @@ class Study(StudyBase):
                 ),
                 encoding("the test pairs", p.model, test, 3, p.max_length),
                 encoding("the test pairs", p.model, joined(split.test), 1, p.max_length),
-                encoding("the cross-encoder scores the suite's pair tasks", p.model, suite_pairs, 1, p.max_length),
+                encoding("the cross-encoder scores the suite's pair tasks", teacher, suite_pairs, 1, p.max_length),
             ]
         if warmed := {seed for benchmark, _, seed in runs if study.warmup_pairs(benchmark)}:
             warm = joined(study.rqe_warmup[0])
-            work.append(encoding("cross-encoder warm-up", p.model, warm, len(warmed), p.max_length, **cross))
+            work.append(encoding("cross-encoder warm-up", teacher, warm, len(warmed), p.max_length, **cross))
         sts = [b for b in p.benchmarks if BENCHMARKS[b].kind == "sts"]
         tests = [text for b in sts for split in study.splits(b) for text in texts_of(split.test)]
         work.append(encoding("the starting model: the STS test pairs", p.model, tests, 1, p.max_length))
@@ -754,11 +758,14 @@ class Study(StudyBase):
         return [cross_fitted(runs[s::seeds], items, self.held_out.items) for s in range(seeds)]
 
     def row_label(self, row: str) -> str:
-        """The starting model; ``<condition> (<benchmark>)``; ``cross-encoder teacher (<benchmark>)``."""
+        """The starting model; ``<condition> (<benchmark>)``; ``cross-encoder teacher (<benchmark>)``, naming its start
+        when ``cross_model``."""
         if row == STARTING:
             return row
         benchmark, condition = row.split(": ", 1)
-        name = "cross-encoder teacher" if condition == CROSS_ENCODER else condition
+        name = condition
+        if condition == CROSS_ENCODER:
+            name = "cross-encoder teacher" + (f" from {self.p.cross_model}" if self.p.cross_model else "")
         return f"{name} ({BENCHMARKS[benchmark].short})"
 
     def paper_effect(self) -> suite_rows.PaperEffect:

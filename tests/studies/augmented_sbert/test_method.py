@@ -171,6 +171,25 @@ def test_no_silver_set_holds_a_pair_the_split_holds_out():
         _check_new_pairs(pairs, PAIRS + held_out)
 
 
+def test_the_teacher_starts_from_cross_model_and_the_students_from_model(fp16_bert):
+    starts = {}
+    pool = list(dict.fromkeys(s for p in PAIRS for s in p))
+    compare(
+        "tiny-random-bert",
+        PAIRS,
+        np.asarray(LABELS),
+        pool,
+        1,
+        lambda predict: 0.0,
+        FIT,
+        each_bi_encoder=lambda condition, st: starts.setdefault(condition, st[0].auto_model.config._name_or_path),
+        each_cross_encoder=lambda ce: starts.setdefault("teacher", ce.model.config._name_or_path),
+        cross_model=str(fp16_bert),
+    )
+    assert starts.pop("teacher") == str(fp16_bert)
+    assert len(starts) == 3 and str(fp16_bert) not in starts.values()
+
+
 def test_compare_for_nli_labels_silver_pairs_with_classes():
     result, _, calls = _compare(num_labels=3, labels=[0, 1, 2, 0, 2, 1])
     assert all(c.dtype.kind in "iu" and set(c) <= {0, 1, 2} for c in calls)  # predictions are classes

@@ -358,6 +358,21 @@ def test_the_workload_counts_the_cross_encoder_scoring_the_suites_pair_tasks():
     assert scoring.sequences == len(Study(params, "/nonexistent").planned_runs()) * (20 + 230)
 
 
+def test_a_teacher_of_its_own_keys_its_runs_is_named_in_the_report_and_is_checked_before_any_work(tmp_path):
+    plain, own = Study(smoke_params(), tmp_path), Study(smoke_params(cross_model="minilm"), tmp_path)
+    assert own._run_dir("biosses_blurb", 0, 0) != plain._run_dir("biosses_blurb", 0, 0)
+    assert Study(smoke_params(cross_model=None), tmp_path)._run_dir("biosses_blurb", 0, 0) == plain._run_dir(
+        "biosses_blurb", 0, 0
+    )  # runs without one keep their folders
+    assert own.row_label("biosses_blurb: cross-encoder") == "cross-encoder teacher from minilm (BIOSSES BLURB)"
+    assert plain.row_label("biosses_blurb: cross-encoder") == "cross-encoder teacher (BIOSSES BLURB)"
+    assert "The cross-encoder teacher starts from `minilm`" in report.describe(own)
+    (teaching,) = [w for w in Study.workload(own.p) if w.what == "cross-encoder on gold"]
+    assert teaching.model == "minilm"
+    with pytest.raises(ParameterError, match="cross_model"):
+        smoke_params(cross_model="no/such-model-here").check_resources()
+
+
 def test_the_cross_encoders_warm_up_is_a_seeded_rqe_sample_for_sts_benchmarks_that_keys_its_runs(tmp_path):
     plain = Study(smoke_params(), tmp_path)
     warm = Study(smoke_params(cross_warmup=40), tmp_path)
