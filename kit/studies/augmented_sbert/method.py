@@ -351,7 +351,8 @@ def compare(
 
     scores: dict[str, float] = {}
     gold_st = fit_and_score(gold, gold_labels, CONDITIONS[0])
-    ce = cross_encoder(cross_start or cross_model or model, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
+    teacher = cross_start or cross_model or model
+    ce = cross_encoder(teacher, cfg.seed, cfg.max_length, cfg.device, num_labels or 1)
     fit_cross_encoder(ce, gold, gold_labels, cross_cfg or cfg)
     if each_cross_encoder is not None:
         each_cross_encoder(ce)
@@ -362,7 +363,9 @@ def compare(
     rand = random_pairs(pool, len(semantic), exclude, np.random.default_rng(cfg.seed))
     silver = {name: (pairs, cross_scores(ce, pairs)) for name, pairs in (("random", rand), ("semantic", semantic))}
     if not all(np.isfinite(s).all() for _, s in silver.values()):
-        raise FloatingPointError(f"the cross-encoder trained from {model} labels silver pairs NaN or inf: it diverged")
+        raise FloatingPointError(
+            f"the cross-encoder trained from {teacher} labels silver pairs NaN or inf: it diverged"
+        )
     for condition, (pairs, ce_scores) in zip(CONDITIONS[1:], silver.values()):
         fit_and_score(list(gold) + pairs, np.concatenate([gold_labels, silver_labels(ce_scores)]), condition)
     return Comparison({c: scores[c] for c in (*CONDITIONS, "cross-encoder")}, silver)

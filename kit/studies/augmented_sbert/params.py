@@ -10,6 +10,7 @@ from kit.core.settings import settings_from
 from kit.data import load_mednli, load_rqe
 from kit.params import (
     Correction,
+    ParameterError,
     Params,
     biosses_param,
     check_task_languages,
@@ -156,11 +157,16 @@ class AugSBERTParams(FitSettings, _AugSBERTData):
 
     def validate(self) -> None:
         check_task_languages(self, "en", ("suite",))
+        if self.cross_model is not None and self.cross_model in ("", self.model):
+            raise ParameterError(
+                f"parameter 'cross_model': {self.cross_model!r} is not another model than model's; give null for "
+                "model's own"
+            )
 
     @property
     def teacher_model(self) -> str:
         """Where the cross-encoder teacher starts: ``cross_model``, else ``model``."""
-        return self.cross_model or self.model
+        return self.model if self.cross_model is None else self.cross_model
 
     def fit_config(self, seed: int) -> FitConfig:
         return settings_from(self, FitConfig, seed=seed)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kit.core.models import resolve_model
 from kit.report.record import RunRecord
 from kit.studies.augmented_sbert.held_out import HELD_OUT, KFOLD
 from kit.studies.augmented_sbert.method import CONDITIONS
@@ -38,7 +39,7 @@ def describe(study: Study) -> str:
         if m.substitute_for
         else ""
     )
-    if p.model == "minilm":
+    if p.model == "minilm" and p.cross_model is None:
         sub += (
             " MiniLM is already trained for sentence similarity, so the bi-encoders start strong (the 'starting "
             "model' row), and there is no pretrained biomedical cross-encoder here: the cross-encoder is "
@@ -46,10 +47,10 @@ def describe(study: Study) -> str:
             "a model trained for bi-encoding."
         )
     if p.cross_model is not None:
+        teacher = resolve_model(p.cross_model).description
         sub += (
-            f" **The cross-encoder teacher starts from `{p.cross_model}`**, not from the student's model (the paper "
-            "starts both from one BERT): a stronger teacher, so that its premise, a teacher better than its student, "
-            "can hold; it is warm-started with a new, seeded head."
+            f" **The cross-encoder teacher starts from `{p.cross_model}`** ({teacher}), not from the bi-encoders' "
+            "model, where the paper starts both from one BERT; it gets a new, seeded head."
         )
     lines = [f"**Model**: `{p.model}`: {m.description}.{sub}", "", "**Tasks**:", ""]
     for t in p.benchmarks:

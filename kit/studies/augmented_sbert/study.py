@@ -39,7 +39,7 @@ import pandas as pd
 
 from kit.core.compute import Work, combined, encoding
 from kit.core.fingerprint import digest
-from kit.core.models import FP32_WEIGHTS
+from kit.core.models import FP32_WEIGHTS, model_fingerprint
 from kit.core.progress import bar
 from kit.data import load_biosses, load_mednli, load_pubmed_sentences, load_rqe
 from kit.evaluation import rows as suite_rows
@@ -297,7 +297,7 @@ class Study(StudyBase):
         if self.saves_models(benchmark, split, seed):
             settings["save_models"] = "in its run folder"  # only then, so that other runs keep their keys
         if p.cross_model is not None:  # only then, as save_models
-            settings["cross_model"] = p.cross_model
+            settings["cross_model"] = self.teacher_weights
         if (warm := self.warmup_pairs(benchmark)) is not None:  # only then, as save_models
             settings["cross_warmup"] = {"rqe_train_pairs": len(warm[0]), "sample_seed": p.nli_seed, "epochs": 1}
         return self.run_dir(f"{benchmark}-split{split}-seed{seed}", settings, self.data_digest(benchmark, split))
@@ -340,8 +340,10 @@ class Study(StudyBase):
         if warm is None:
             return None
         cfg = self.p.warmup_config(seed)
-        teacher = self.p.teacher_model
-        run_dir = self.run_dir(f"cross-warmup-seed{seed}", {"model": teacher, "fit": asdict(cfg)}, digest(*warm))
+        teacher, settings = self.p.teacher_model, {"model": self.p.teacher_model, "fit": asdict(cfg)}
+        if self.p.cross_model is not None:  # only then, so that other warm-ups keep their keys
+            settings["cross_model"] = self.teacher_weights
+        run_dir = self.run_dir(f"cross-warmup-seed{seed}", settings, digest(*warm))
 
         def compute() -> dict:
             warm_up(teacher, *warm, cfg, run_dir)
@@ -349,6 +351,12 @@ class Study(StudyBase):
 
         cached_run(run_dir, compute, {})
         return str(run_dir)
+
+    @functools.cached_property
+    def teacher_weights(self) -> dict[str, str]:
+        """``cross_model``'s name and ``model_fingerprint``: a teacher's run keys on its weights as on the student's
+        (``run_dir``)."""
+        return {"name": self.p.cross_model, "weights": model_fingerprint(self.p.cross_model)}
 
     def models_dir(self, benchmark: str) -> Path:
         """Where the first seed's bi-encoders of the benchmark's first split are saved (one folder per condition):
@@ -483,7 +491,7 @@ class Study(StudyBase):
                     **bi,
                 ),
                 encoding("the test pairs", p.model, test, 3, p.max_length),
-                encoding("the test pairs", p.model, joined(split.test), 1, p.max_length),
+                encoding("the cross-encoder scores the test pairs", teacher, joined(split.test), 1, p.max_length),
                 encoding("the cross-encoder scores the suite's pair tasks", teacher, suite_pairs, 1, p.max_length),
             ]
         if warmed := {seed for benchmark, _, seed in runs if study.warmup_pairs(benchmark)}:
@@ -765,7 +773,7 @@ class Study(StudyBase):
         benchmark, condition = row.split(": ", 1)
         name = condition
         if condition == CROSS_ENCODER:
-            name = "cross-encoder teacher" + (f" from {self.p.cross_model}" if self.p.cross_model else "")
+            name = "cross-encoder teacher" + ("" if self.p.cross_model is None else f" from {self.p.cross_model}")
         return f"{name} ({BENCHMARKS[benchmark].short})"
 
     def paper_effect(self) -> suite_rows.PaperEffect:

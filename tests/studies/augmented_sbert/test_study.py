@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kit.core.models import model_fingerprint
 from kit.evaluation.pair_classification import RQE_TEST
 from kit.evaluation.rows import Control, load_outputs, score_run
 from kit.evaluation.sts import BIOSSES_TEST
@@ -358,19 +359,37 @@ def test_the_workload_counts_the_cross_encoder_scoring_the_suites_pair_tasks():
     assert scoring.sequences == len(Study(params, "/nonexistent").planned_runs()) * (20 + 230)
 
 
-def test_a_teacher_of_its_own_keys_its_runs_is_named_in_the_report_and_is_checked_before_any_work(tmp_path):
+def test_a_teacher_of_its_own_keys_its_runs_is_named_in_the_report_and_is_checked_before_any_work(
+    tmp_path, monkeypatch
+):
     plain, own = Study(smoke_params(), tmp_path), Study(smoke_params(cross_model="minilm"), tmp_path)
-    assert own._run_dir("biosses_blurb", 0, 0) != plain._run_dir("biosses_blurb", 0, 0)
-    assert Study(smoke_params(cross_model=None), tmp_path)._run_dir("biosses_blurb", 0, 0) == plain._run_dir(
-        "biosses_blurb", 0, 0
-    )  # runs without one keep their folders
+    keyed = []
+    monkeypatch.setattr(Study, "run_dir", lambda self, name, settings, data: keyed.append(settings) or tmp_path)
+    plain._run_dir("biosses_blurb", 0, 0)
+    own._run_dir("biosses_blurb", 0, 0)
+    assert "cross_model" not in keyed[0]  # runs without one keep their folders
+    assert keyed[1]["cross_model"] == {"name": "minilm", "weights": model_fingerprint("minilm")}  # its weights too
     assert own.row_label("biosses_blurb: cross-encoder") == "cross-encoder teacher from minilm (BIOSSES BLURB)"
     assert plain.row_label("biosses_blurb: cross-encoder") == "cross-encoder teacher (BIOSSES BLURB)"
-    assert "The cross-encoder teacher starts from `minilm`" in report.describe(own)
-    (teaching,) = [w for w in Study.workload(own.p) if w.what == "cross-encoder on gold"]
-    assert teaching.model == "minilm"
+    described = report.describe(own)
+    assert "The cross-encoder teacher starts from `minilm`" in described and "all-MiniLM-L6-v2" in described
+    cross = [w for w in Study.workload(own.p) if "cross-encoder" in w.what]
+    assert len({w.what for w in cross}) == 4 and {w.model for w in cross} == {"minilm"}
+    assert "minilm" not in {w.model for w in Study.workload(own.p) if "cross-encoder" not in w.what}
+    for bad in ("", "tiny-random-bert"):  # empty, or the bi-encoders' own
+        with pytest.raises(ParameterError, match="parameter 'cross_model': .* is not another model than model's"):
+            smoke_params(cross_model=bad)
     with pytest.raises(ParameterError, match="cross_model"):
         smoke_params(cross_model="no/such-model-here").check_resources()
+
+
+def test_a_warm_up_of_a_teacher_of_its_own_starts_from_it_and_keys_on_it(tmp_path, monkeypatch):
+    warmed = []
+    monkeypatch.setattr("kit.studies.augmented_sbert.study.warm_up", lambda model, *args: warmed.append(model))
+    plain = Study(smoke_params(cross_warmup=4), tmp_path)
+    own = Study(smoke_params(cross_warmup=4, cross_model="minilm"), tmp_path)
+    assert own.teacher_start("biosses_blurb", 0) != plain.teacher_start("biosses_blurb", 0)
+    assert warmed == ["minilm", "tiny-random-bert"]
 
 
 def test_the_cross_encoders_warm_up_is_a_seeded_rqe_sample_for_sts_benchmarks_that_keys_its_runs(tmp_path):
