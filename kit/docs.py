@@ -36,6 +36,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import fmean
 
 from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
@@ -113,6 +114,10 @@ MEAN_CONTROL_CALIBRATION = CALIBRATION.with_name("calibration_control_mean.json"
 """What ``python benchmarks/calibration.py --control --metric mean`` measured last."""
 FOLDS_CONTROL_CALIBRATION = CALIBRATION.with_name("calibration_control_folds.json")
 """What ``python benchmarks/calibration.py --control --folds K`` measured last: study 2's cross-fitted control."""
+TEACHER_SELECTION = CALIBRATION.with_name("teacher_selection.json")
+"""What ``python benchmarks/teacher_selection.py`` measured last: study 2's teachers on selection data."""
+SEARCH_RESULTS = {"augmented_sbert": TEACHER_SELECTION}
+"""A study's search kept as a benchmark's results file rather than as run files' snapshots."""
 MEAN_METRIC = (
     "a metric that is a mean of per-item scores (per-question ROUGE-L, per-query nDCG@10; each simulated as a probit "
     "of how well the item is served, `kit.evaluation.simulation`), at the item and seed counts of the run files "
@@ -444,7 +449,7 @@ def study_page(notebook: str, snapshots: dict[tuple[str, str], dict]) -> str:
     for path in sorted((PARAMS / notebook).glob("*.yaml")):
         description = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("description", "")
         out.append(f"| `{path.name}` | {_cell(' '.join(str(description).split()))} |")
-    search = search_section(notebook, snapshots)
+    search = search_section(notebook, snapshots) or teacher_search_section(SEARCH_RESULTS.get(notebook))
     out += controls_section(notebook, snapshots, search=bool(search))
     out += search
     out += ["", "## What the measured runs can and cannot show", ""]
@@ -509,6 +514,53 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
         "corpus a file draws, so the best training-free score moves with it. A setting above zero here is a lead, "
         "not a result: it is declared and run with seeds in a file of its own, whose control then tests it on its "
         "task. A search, not a test, so no interval is stated.",
+        "",
+        markdown_table(rows).rstrip("\n"),
+    ]
+
+
+def teacher_search_section(path: Path | None) -> list[str]:
+    """Study 2's search for a teacher ahead of its student (``benchmarks/teacher_selection.py``), from its results
+    file: per teacher setting its Spearman on the inner held-out pairs and its margin over the student; [] without
+    the file."""
+    if path is None or not path.is_file():
+        return []
+    result = json.loads(path.read_text(encoding="utf-8"))
+    student = result["student"]
+
+    def each(values) -> str:
+        return ", ".join(f"{v:.1f}" for v in values).replace("-", "−")
+
+    rows = [
+        {
+            "model": "student: the run file's bi-encoder",
+            "Spearman": f"{fmean(student):.1f}",
+            "each inner fold": each(student),
+            "teacher − student": "",
+            "teacher ahead in": "",
+        }
+    ]
+    for t in result["teachers"]:
+        margin = fmean(t["margin"])
+        rows.append(
+            {
+                "model": t["teacher"],
+                "Spearman": f"{fmean(t['spearman']):.1f}".replace("-", "−"),
+                "each inner fold": each(t["spearman"]),
+                "teacher − student": f"{margin:+.1f}".replace("-", "−"),
+                "teacher ahead in": f"{t['ahead_in']} of {len(t['margin'])}",
+            }
+        )
+    return [
+        "",
+        "## The search for a teacher ahead of its student",
+        "",
+        f"Generated from `benchmarks/results/teacher_selection.json` (`python benchmarks/teacher_selection.py`): the "
+        f"training pairs of outer fold {result['outer_fold']} of `{result['run_file']}` alone, split into "
+        f"{result['inner_folds']} inner folds (seed {result['seed']}), so that no pair a control is tested on is seen; "
+        "on each, the run file's bi-encoder student and each cross-encoder teacher setting, scored by Spearman x100 on "
+        "the inner held-out pairs. A teacher ahead here is a lead to declare as a run file, whose control tests it. A "
+        "search, not a test, so no interval is stated.",
         "",
         markdown_table(rows).rstrip("\n"),
     ]

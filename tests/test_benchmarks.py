@@ -18,6 +18,7 @@ from kit.paths import PROJECT_ROOT
         ("evaluate.py", "speed-up over sentence-transformers' encode alone"),
         ("cluster.py", "overhead per task"),
         ("calibration.py", "largest false rate above alpha + 2 Monte-Carlo errors"),
+        ("teacher_selection.py", "| student: bi-encoder from tiny-random-bert |"),
     ],
 )
 def test_benchmark_quick_mode(script, expect):

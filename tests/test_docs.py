@@ -380,3 +380,15 @@ def test_the_speed_tables_are_each_benchmarks_newest_and_a_missing_one_is_named(
     )
     with pytest.raises(ValueError, match="no table of memory.py"):
         latest_benchmarks(results, ("memory.py",))
+
+
+def test_study_2s_teacher_search_is_tabled_from_its_results_file_and_absent_without_one(tmp_path):
+    assert docs.teacher_search_section(tmp_path / "missing.json") == [] and docs.teacher_search_section(None) == []
+    path = tmp_path / "teacher_selection.json"
+    teacher = {"teacher": "cross-encoder from minilm", "spearman": [30.0, 50.0], "margin": [-20.0, 5.0], "ahead_in": 1}
+    common = {"run_file": "params/augmented_sbert/x.yaml", "outer_fold": 2, "inner_folds": 2, "seed": 0}
+    path.write_text(json.dumps({**common, "student": [50.0, 45.0], "teachers": [teacher]}))
+    text = "\n".join(docs.teacher_search_section(path))
+    assert "outer fold 2 of `params/augmented_sbert/x.yaml`" in text and "no interval is stated" in text
+    assert "| student: the run file's bi-encoder | 47.5 | 50.0, 45.0 |  |  |" in text
+    assert "| cross-encoder from minilm | 40.0 | 30.0, 50.0 | −7.5 | 1 of 2 |" in text
