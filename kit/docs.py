@@ -586,6 +586,8 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
         premises += [control["premise"]] * (control["premise"] not in premises)
         vetoes += [f"- `{run}.yaml`: {veto}" for veto in control.get("vetoes", [])]
         setting = ", ".join(str(params[k]) for k in ("model", "pooler", "steps") if params.get(k) is not None)
+        if params.get("cross_model") is not None:  # study 2's teacher of its own
+            setting += f", teacher {params['cross_model']}"
         rows.append(
             {
                 "run file (setting)": f"`{run}.yaml` ({setting})",
