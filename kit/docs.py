@@ -42,7 +42,7 @@ from kit.core.cli import Parser
 from kit.core.files import json_text, write_atomic, write_text_atomic
 from kit.data.resolver import DATA_PAGE
 from kit.evaluation.inference import format_p
-from kit.evaluation.rows import NO_CONTROL, Evidence, cluster_spread, recomputed, spreads_over_clusters, withheld_by
+from kit.evaluation.rows import NO_CONTROL, Evidence, declared_spreads, recomputed, withheld_by
 from kit.paths import PROJECT_ROOT
 from kit.report.index import (
     EVIDENCE,
@@ -831,12 +831,9 @@ def committed_fold_spreads(snapshots: Path | None = None) -> list[str]:
         for key in named_families(record):
             evidence = Evidence.load(snapshot.with_name(f"{snapshot.stem}.{key}.npz"))
             family = record["metrics"][key]
-            for task in (t for t in evidence.tasks if t.clusters is not None):
-                declared = [d for d in (family.get("control"), family.get("primary")) if d and d["task"] == task.name]
-                for d in (d for d in declared if spreads_over_clusters(evidence, task, d["row"], d["baseline"])):
-                    a, b = evidence.scores(task, d["row"]), evidence.scores(task, d["baseline"])
-                    labels = (evidence.labels.get(d[k], d[k]) for k in ("row", "baseline"))
-                    out.append(f"`{snapshot.stem}` {' − '.join(labels)}: {cluster_spread(a, b)}")
+            declared = [family.get("control"), family.get("primary")]
+            declared = [(d["task"], d["row"], d["baseline"]) for d in declared if d]
+            out += [f"`{snapshot.stem}` {line}" for line in declared_spreads(evidence, declared)]
     return out
 
 

@@ -132,7 +132,7 @@ def cluster_spread(a: ItemScores, b: ItemScores, scale: float = 100.0) -> str:
     a k-fold task's folds) x ``scale``, and in how many it has the difference's sign: ``+0.3, +0.6, ... (the sign of
     the difference in 5 of 5 folds)``; ``(no difference)`` when a - b is 0."""
     c = cluster_contributions(a, b) * scale
-    values = ", ".join(f"{x:+.1f}".replace("-", "−") if round(x, 1) else "0.0" for x in c)
+    values = ", ".join(_signed(x, 1) if round(x, 1) else "0.0" for x in c)
     difference = a.value - b.value
     if not difference:
         return f"{values} (no difference)"
@@ -148,6 +148,19 @@ def spreads_over_clusters(evidence: Evidence, task: TaskEvidence, row: str, base
         return False
     a, b = evidence.scores(task, row), evidence.scores(task, baseline)
     return a.fixed or b.fixed or a.seeds == b.seeds
+
+
+def declared_spreads(evidence: Evidence, declared: Sequence[tuple[str, str, str]]) -> list[str]:
+    """``<row> − <baseline>: <cluster_spread>`` (labels) for each declared (task, row, baseline) comparison that
+    ``spreads_over_clusters``: what a report and the docs show of a control's and a primary's folds."""
+    tasks = {t.name: t for t in evidence.tasks}
+    out = []
+    for name, row, baseline in declared:
+        task = tasks.get(name)
+        if task is not None and spreads_over_clusters(evidence, task, row, baseline):
+            spread = cluster_spread(evidence.scores(task, row), evidence.scores(task, baseline))
+            out.append(f"{evidence.labels.get(row, row)} − {evidence.labels.get(baseline, baseline)}: {spread}")
+    return out
 
 
 @dataclass

@@ -157,22 +157,10 @@ class SuiteReport(suite_rows.SuiteReport):
     def fold_spreads(self) -> str:
         """How the control's and the primary's differences on the held-out task spread over the folds
         (``kit.evaluation.rows.cluster_spread``), as a sentence; '' when neither is on it."""
-        task = next((t for t in self.evidence.tasks if t.name == HELD_OUT), None)
-        declared = [
-            d
-            for d in (self.control, self.primary)
-            if task
-            and d is not None
-            and d.task == HELD_OUT
-            and suite_rows.spreads_over_clusters(self.evidence, task, d.row, d.baseline)
-        ]
-        if not declared:
+        declared = [(d.task, d.row, d.baseline) for d in (self.control, self.primary) if d and d.task == HELD_OUT]
+        parts = suite_rows.declared_spreads(self.evidence, declared)
+        if not parts:
             return ""
-        parts = [
-            f"{self.evidence.labels.get(d.row, d.row)} − {self.evidence.labels.get(d.baseline, d.baseline)}: "
-            + suite_rows.cluster_spread(self.evidence.scores(task, d.row), self.evidence.scores(task, d.baseline))
-            for d in declared
-        ]
         return " Fold by fold (each fold's contribution to the difference, x100): " + "; ".join(parts) + "."
 
     def record(self) -> dict:
