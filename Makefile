@@ -54,6 +54,7 @@ bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine
 	$(BIN)/python benchmarks/train_step.py
 	$(BIN)/python benchmarks/encode.py
 	$(BIN)/python benchmarks/memory.py
+	$(BIN)/python benchmarks/bootstrap.py
 
 docs: setup  ## the documentation site from docs/ into site/, offline; --strict fails on a broken link or page
 	$(BIN)/python -m kit.docs render

@@ -17,6 +17,7 @@ from kit.paths import PROJECT_ROOT
         ("memory.py", "peak RSS of its largest process"),
         ("evaluate.py", "speed-up over sentence-transformers' encode alone"),
         ("cluster.py", "overhead per task"),
+        ("bootstrap.py", "| average precision | 1,935 | 50 x 5 |"),
         ("calibration.py", "largest false rate above alpha + 2 Monte-Carlo errors"),
         ("teacher_selection.py", "| student: bi-encoder from tiny-random-bert |"),
     ],

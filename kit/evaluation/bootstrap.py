@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy import stats
 
 SeedLike = int | Sequence[int]
 _DRAW_ELEMENTS = 2_000_000  # items drawn per chunk of replicates (the chunks depend only on the number of items)
@@ -59,26 +58,52 @@ class Mean:
         return self
 
 
-def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    x = x - x.mean(-1, keepdims=True)
-    y = y - y.mean(-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (x * y).sum(-1) / np.sqrt((x * x).sum(-1) * (y * y).sum(-1))
+def draw_counts(draws: np.ndarray, items: int) -> np.ndarray:
+    """How many times each draw [B, m] takes each of ``items`` items: [B, items] ints."""
+    rows = np.arange(len(draws))[:, None] * items
+    return np.bincount((rows + draws).ravel(), minlength=len(draws) * items).reshape(len(draws), items)
+
+
+def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``values``' stable ascending order, the first sorted position of each group of equal values, and the group
+    of each sorted position."""
+    order = np.argsort(values, kind="stable")
+    new = np.r_[True, values[order][1:] != values[order][:-1]]
+    return order, np.flatnonzero(new), np.cumsum(new) - 1
+
+
+def _average_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The rank of each of the items with ``values`` [n] within each draw of ``counts`` [B, n] as scipy's
+    ``rankdata`` gives it (ties share their average rank): R = (taken below) + (taken equal + 1) / 2. [B, n]."""
+    order, starts, group = _tie_groups(values)
+    taken = np.add.reduceat(counts[:, order], starts, axis=1)
+    average = np.cumsum(taken, axis=1) - (taken - 1) / 2
+    ranks = np.empty(counts.shape)
+    ranks[:, order] = average[:, group]
+    return ranks
 
 
 @dataclass(frozen=True, eq=False)
 class Spearman:
     """Spearman's rho of the outputs against ``gold`` on each draw: Pearson's r of the two sides' ranks
     (ties get their average rank, as in scipy.stats.spearmanr), rho = cov(R(x), R(g)) / (sd R(x) sd R(g)).
-    A draw on which one side is constant has no correlation (nan)."""
+    Computed from each draw's count of each item (one sort per seed, not one per draw); ranks are halves and
+    the sums of their products exact in float64, so rho equals scipy's bit for bit. A draw on which one side
+    is constant has no correlation (nan)."""
 
     gold: np.ndarray
     bounds = (-1.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        x = stats.rankdata(outputs[:, draws], axis=-1)
-        g = stats.rankdata(self.gold[draws], axis=-1)
-        return _rowwise_pearson(x, g[None])
+        counts = draw_counts(draws, outputs.shape[1])
+        mean = (draws.shape[1] + 1) / 2  # every draw's ranks average to (m + 1) / 2
+        g = _average_ranks(self.gold, counts) - mean
+        out = np.empty((len(outputs), len(draws)))
+        for s, scores in enumerate(outputs):
+            x = _average_ranks(scores, counts) - mean
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[s] = (counts * x * g).sum(1) / np.sqrt((counts * x * x).sum(1) * (counts * g * g).sum(1))
+        return out
 
     def subset(self, idx: np.ndarray) -> Spearman:
         return Spearman(self.gold[idx])
@@ -88,31 +113,26 @@ class Spearman:
 class AveragePrecision:
     """Average precision of the outputs as scores for the binary ``labels`` on each draw, as scikit-learn's
     ``average_precision_score`` defines it: AP = sum_k (R_k - R_{k-1}) P_k over the distinct score thresholds
-    taken from the highest, where tied scores form one threshold. Equivalently, with P positives and each
-    positive i credited the precision at the end of its tie group g(i):
-    AP = (1/P) sum_{positive i} TP(g(i)) / N(g(i)), N(g) the items scored at least g's score and TP(g) the
-    positives among them. Computed for all draws at once (scikit-learn's function takes one ranking per
-    call, which made the bootstrap of a 2,000-pair task take seconds); the tests check the two agree. A
-    draw without positives has no AP (nan)."""
+    taken from the highest, where tied scores form one threshold. Equivalently, over the tie groups g from the
+    highest score, with P_g the positives a draw takes in g, N(g) the items it takes in g or above and TP(g)
+    the positives among them: AP = sum_g P_g TP(g) / N(g) / sum_g P_g. Computed from each draw's count of each
+    item, one sort per seed (scikit-learn's function takes one ranking per call, which made the bootstrap of a
+    2,000-pair task take seconds); the tests check the two agree. A draw without positives has no AP (nan)."""
 
     labels: np.ndarray
     bounds = (0.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        y = self.labels[draws].astype(np.float64)  # [B, m]
+        counts = draw_counts(draws, outputs.shape[1])
+        positives = counts * self.labels.astype(np.int64)
         out = np.empty((len(outputs), len(draws)))
-        position = np.arange(draws.shape[1])
         for s, scores in enumerate(outputs):
-            x = scores[draws]
-            order = np.argsort(-x, axis=1, kind="stable")
-            xs, ys = np.take_along_axis(x, order, 1), np.take_along_axis(y, order, 1)
-            true_positives = np.cumsum(ys, axis=1)
-            ends = np.append(xs[:, 1:] != xs[:, :-1], np.ones((len(xs), 1), dtype=bool), axis=1)
-            end = np.where(ends, position, draws.shape[1])  # each item's tie group ends at its first end to the right
-            end = np.minimum.accumulate(end[:, ::-1], axis=1)[:, ::-1]
-            precision = np.take_along_axis(true_positives, end, 1) / (end + 1)
+            order, starts, _ = _tie_groups(-scores)
+            taken = np.cumsum(np.add.reduceat(counts[:, order], starts, axis=1), axis=1)
+            hits = np.add.reduceat(positives[:, order], starts, axis=1)
+            precision = np.divide(np.cumsum(hits, axis=1), taken, out=np.zeros(taken.shape), where=taken > 0)
             with np.errstate(invalid="ignore", divide="ignore"):
-                out[s] = (ys * precision).sum(1) / ys.sum(1)
+                out[s] = (hits * precision).sum(1) / hits.sum(1)
         return out
 
     def subset(self, idx: np.ndarray) -> AveragePrecision:
