@@ -86,6 +86,27 @@ def smoke_reports(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def failing_run_file():
+    """``make(folder)``: a valid MED-SE run file, ``folder/medse_entity_definitions/broken.yaml`` (a small one: two
+    rows, two steps), whose data fail only inside the notebook: an ontology none of whose entities occurs in
+    BIOSSES, so the study has no entity-centric evaluation pairs (found after linking the corpus)."""
+
+    def make(folder):
+        ontology = folder / "ontology.tsv"
+        ontology.write_text("id\tname\tdefinition\nDOID:0\txyzzyitis\tAn illness that no sentence mentions.\n")
+        run_file = folder / "medse_entity_definitions" / "broken.yaml"
+        run_file.parent.mkdir(parents=True)
+        run_file.write_text(
+            "model: tiny-random-bert\npooler: cls_before_pooler\nrows: [cls, simcse]\nseeds: [0]\nsteps: 2\n"
+            "eval_every: 2\nbatch_size: 8\ntrain_size: 100\nwhitening_sentences: 100\nnone_share_sweep: []\n"
+            f"lambda_sweep: []\ndedup_sweep: []\nexamples: 1\nsuite: [biosses-all]\nontology_path: {ontology}\n"
+        )
+        return run_file
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def tiny_encoder():
     from kit.core.models import Encoder
 

@@ -3,6 +3,7 @@ local cluster of 2 CPU workers against the serial path, a failing run retried an
 killed mid-sweep whose rerun recomputes only the unfinished runs."""
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -118,37 +119,6 @@ def serial_with_task_threads(request, tmp_path_factory):
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("smoke")
-def test_a_sweep_on_two_ray_workers_gives_the_serial_results_and_a_failing_run_is_retried_then_reported(
-    serial_with_task_threads, tmp_path, capsys
-):
-    files = [PARAMS / notebook / "smoke.yaml" for notebook in SWEPT]
-    broken = tmp_path / "params" / "augmented_sbert" / "broken.yaml"  # its run cache is a file: every training fails
-    broken.parent.mkdir(parents=True)
-    shutil.copy(files[0], broken)
-    out = tmp_path / "reports"
-    (out / "augmented_sbert" / "broken").mkdir(parents=True)
-    (out / "augmented_sbert" / "broken" / "runs").write_text("not a folder")
-
-    code = batch_main([*map(str, files), str(broken), "--reports", str(out), "--jobs", "2"])
-    lines = capsys.readouterr().out.splitlines()
-    assert code == 1  # the broken run file failed, the others finished
-
-    planned = len(plan(prepare(broken), out).trainings)
-    retried = [x for x in lines if "augmented_sbert/broken" in x and "; retrying once" in x]
-    failed = [x for x in lines if "augmented_sbert/broken" in x and "FAILED" in x and "(on both attempts)" in x]
-    assert len(retried) == len(failed) == planned and "NotADirectoryError" in failed[0]
-    assert any("augmented_sbert/broken FAILED after" in x for x in lines)
-    for notebook in SWEPT:
-        swept, serial = out / notebook / "smoke", serial_with_task_threads / notebook / "smoke"
-        assert any(f"{notebook}/smoke finished in" in x for x in lines)
-        assert results(serial) and results(swept) == results(serial)  # every run folder, every number
-        record, reference = (json.loads((d / "results.json").read_text()) for d in (swept, serial))
-        assert untimed(record["metrics"]) == untimed(reference["metrics"])
-        assert record["torch_threads"] == reference["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
-
-
 def kill_marked(marker: str, timeout: float = 60) -> None:
     """SIGKILL every process whose environment holds ``marker`` (``NAME=value``), until none is left."""
     deadline = time.monotonic() + timeout
@@ -169,40 +139,102 @@ def kill_marked(marker: str, timeout: float = 60) -> None:
     raise AssertionError(f"processes of the killed sweep still alive after {timeout} s")
 
 
-def result_times(report_dir) -> dict[str, int]:
-    return {p.parent.name: p.stat().st_mtime_ns for p in report_dir.glob("runs/*/result.json")}
+def result_times(reports) -> dict[str, int]:
+    """The modification time of every finished training's result under ``reports``, by its path there."""
+    return {p.relative_to(reports).as_posix(): p.stat().st_mtime_ns for p in reports.glob("*/*/runs/*/result.json")}
 
 
-@pytest.mark.slow
-def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_computes_only_the_rest(tmp_path, capsys):
-    file, out = PARAMS / "augmented_sbert" / "smoke.yaml", tmp_path / "reports"
-    run_dir = out / "augmented_sbert" / "smoke"
-    planned = len(plan(prepare(file), out).trainings)
+@pytest.fixture(scope="module")
+def killed_then_swept(serial_with_task_threads, tmp_path_factory, failing_run_file):
+    """The slow Ray cases behind one sweep. Study 2's smoke file on two Ray workers by a driver (a subprocess) killed
+    with SIGKILL once a training has finished; then both smoke files swept in this process with ``--jobs 2``,
+    beside two failing run files: ``broken``, whose run cache is a file (every training fails), and
+    ``failing_run_file``'s, whose notebook fails. Returns the reports folder, the rerun's exit code and output
+    lines, and the finished trainings' result times at the kill."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    files = [PARAMS / notebook / "smoke.yaml" for notebook in SWEPT]
+    out = tmp / "reports"
     tag = uuid.uuid4().hex  # in the environment of the driver, inherited by the local cluster's raylet and workers
     driver = subprocess.Popen(
-        [sys.executable, "-m", "kit.batch", str(file), "--reports", str(out), "--jobs", "2"],
+        [sys.executable, "-m", "kit.batch", str(files[0]), "--reports", str(out), "--jobs", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "KIT_SWEEP_UNDER_TEST": tag},
     )
     try:
         deadline = time.monotonic() + 600
-        while len(result_times(run_dir)) < 1 and driver.poll() is None and time.monotonic() < deadline:
+        while not result_times(out) and driver.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         driver.send_signal(signal.SIGKILL)  # the driver alone
         driver.wait(timeout=60)
     finally:
         # a worker amid a training would otherwise finish it after `finished` is read
         kill_marked(f"KIT_SWEEP_UNDER_TEST={tag}")
-    finished = result_times(run_dir)
-    assert 1 <= len(finished) < planned, "the sweep finished before the kill"
+    finished = result_times(out)
 
-    assert batch_main([str(file), "--reports", str(out), "--jobs", "2"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    cached = [x for x in lines if x.split("] ", 1)[-1].startswith("training ") and ": cached;" in x]
+    broken = tmp / "params" / "augmented_sbert" / "broken.yaml"
+    broken.parent.mkdir(parents=True)
+    shutil.copy(files[0], broken)
+    (out / "augmented_sbert" / "broken").mkdir(parents=True)
+    (out / "augmented_sbert" / "broken" / "runs").write_text("not a folder")
+    failing = failing_run_file(tmp)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = batch_main([*map(str, files), str(broken), str(failing), "--reports", str(out), "--jobs", "2"])
+    return out, code, printed.getvalue().splitlines(), finished
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
+def test_a_sweep_on_two_ray_workers_gives_the_serial_results(killed_then_swept, serial_with_task_threads):
+    out, _, lines, _ = killed_then_swept
+    for notebook in SWEPT:
+        swept, serial = out / notebook / "smoke", serial_with_task_threads / notebook / "smoke"
+        assert any(f"{notebook}/smoke finished in" in x for x in lines)
+        assert results(serial) and results(swept) == results(serial)  # every run folder, every number
+        record, reference = (json.loads((d / "results.json").read_text()) for d in (swept, serial))
+        assert untimed(record["metrics"]) == untimed(reference["metrics"])
+        assert record["torch_threads"] == reference["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
+def test_a_driver_killed_mid_sweep_leaves_its_finished_runs_and_the_rerun_computes_only_the_rest(killed_then_swept):
+    out, _, lines, finished = killed_then_swept
+    killed = f"{SWEPT[0]}/smoke"  # the killed driver's run file; the other smoke file's own repeats are cached too
+    planned = len(plan(prepare(PARAMS / SWEPT[0] / "smoke.yaml"), out).trainings)
+    assert 1 <= len(finished) < planned, "the sweep finished before the kill"
+    said = [x.split("] ", 1)[-1] for x in lines]
+    cached = [x for x in said if x.startswith("training ") and f" {killed} " in x and ": cached;" in x]
     assert len(cached) == len(finished)
-    now = result_times(run_dir)
+    now = {k: v for k, v in result_times(out).items() if k.startswith(f"{killed}/")}
     assert len(now) == planned and {k: now[k] for k in finished} == finished  # finished runs untouched
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
+def test_a_run_whose_trainings_fail_on_ray_is_retried_then_reported_and_the_others_finish(killed_then_swept):
+    out, code, lines, _ = killed_then_swept
+    assert code == 1  # the two failing run files failed, the others finished
+    planned = len(plan(prepare(PARAMS / "augmented_sbert" / "smoke.yaml"), out).trainings)
+    retried = [x for x in lines if "augmented_sbert/broken" in x and "; retrying once" in x]
+    failed = [x for x in lines if "augmented_sbert/broken" in x and "FAILED" in x and "(on both attempts)" in x]
+    assert len(retried) == len(failed) == planned and "NotADirectoryError" in failed[0]
+    assert any("augmented_sbert/broken FAILED after" in x for x in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
+def test_a_notebook_failing_in_a_ray_task_says_why_and_leaves_no_lock(killed_then_swept):
+    """What tests/faults/test_failed_runs.py checks of a failing notebook in this process, in a Ray task."""
+    out, _, lines, _ = killed_then_swept
+    failed = out / "medse_entity_definitions" / "broken"
+    line = next(x for x in lines if "medse_entity_definitions/broken FAILED after" in x)
+    assert "ValueError: only 0 evaluation pairs mention a linked entity" in line and "(notebook cell In [" in line
+    assert (failed / "error.log").read_text().startswith("ValueError: only 0 evaluation pairs")
+    assert "only 0 evaluation pairs" in (failed / "report.html").read_text(encoding="utf-8")
+    assert not (failed / "results.json").exists() and not list(out.glob("*/*/.executing"))
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "only 0 evaluation pairs" in index and "augmented_sbert/smoke/report.html" in index
 
 
 @pytest.mark.parametrize(

@@ -2,27 +2,12 @@
 the cell) is printed on the terminal and kept in ``error.log`` beside its report, its executed notebook is
 still exported, and the index keeps every earlier run's entry."""
 
-import json
-import os
 import shutil
 
 import pytest
 
 from kit.batch import main as batch_main
 from kit.paths import PARAMS
-
-
-def failing_run_file(tmp_path):
-    """A valid MED-SE run file whose data fails only inside the notebook: an ontology none of whose entities
-    occurs in BIOSSES, so the study has no entity-centric evaluation pairs (found after linking the corpus)."""
-    ontology = tmp_path / "ontology.tsv"
-    ontology.write_text("id\tname\tdefinition\nDOID:0\txyzzyitis\tAn illness that no sentence mentions.\n")
-    run_file = tmp_path / "medse_entity_definitions" / "broken.yaml"
-    run_file.parent.mkdir()
-    run_file.write_text(
-        (PARAMS / "medse_entity_definitions" / "smoke.yaml").read_text() + f"ontology_path: {ontology}\n"
-    )
-    return run_file
 
 
 def good_run_file(tmp_path, name="explore"):
@@ -32,13 +17,10 @@ def good_run_file(tmp_path, name="explore"):
     return run_file
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_a_failing_run_says_why_on_the_terminal_and_the_others_finish(tmp_path, capsys, jobs):
+def test_a_failing_run_says_why_on_the_terminal_and_the_others_finish(tmp_path, capsys, failing_run_file):
+    """In this process; tests/test_cluster.py checks the same of a notebook failing in a Ray task (``--jobs 2``)."""
     reports = tmp_path / "reports"
-    code = batch_main(
-        [str(failing_run_file(tmp_path)), str(good_run_file(tmp_path)), "--reports", str(reports)]
-        + ["--jobs", str(jobs)]
-    )
+    code = batch_main([str(failing_run_file(tmp_path)), str(good_run_file(tmp_path)), "--reports", str(reports)])
     out = capsys.readouterr()
     assert code == 1
     failed = reports / "medse_entity_definitions" / "broken"
@@ -52,12 +34,9 @@ def test_a_failing_run_says_why_on_the_terminal_and_the_others_finish(tmp_path, 
     assert not list(reports.glob("*/*/.executing"))  # neither a finished nor a failed execution leaves its lock
     index = (reports / "index.html").read_text(encoding="utf-8")
     assert "only 0 evaluation pairs" in index and "explore_augmentations/explore/report.html" in index
-    if jobs == 2:  # two runs at once on this machine: each kernel got its share of the CPU threads
-        record = json.loads((reports / "explore_augmentations" / "explore" / "results.json").read_text())
-        assert record["torch_threads"] == max(1, (os.cpu_count() or 1) // 2)
 
 
-def test_the_index_keeps_earlier_runs_and_shows_each_runs_latest_execution(tmp_path, capsys):
+def test_the_index_keeps_earlier_runs_and_shows_each_runs_latest_execution(tmp_path, capsys, failing_run_file):
     reports = tmp_path / "reports"
     assert batch_main([str(good_run_file(tmp_path, "first")), "--reports", str(reports)]) == 0
     broken = failing_run_file(tmp_path)
@@ -78,29 +57,16 @@ def test_the_index_keeps_earlier_runs_and_shows_each_runs_latest_execution(tmp_p
     assert "explore_augmentations/first" in index and "unreadable" in index  # a damaged record is shown, not fatal
 
 
-SMALL_MEDSE = """model: tiny-random-bert
-pooler: cls_before_pooler
-rows: [cls, simcse]
-seeds: [0]
-steps: 2
-eval_every: 2
-batch_size: 8
-train_size: 100
-whitening_sentences: 100
-none_share_sweep: []
-lambda_sweep: []
-dedup_sweep: []
-examples: 1
-suite: [biosses-all]
-"""
-
-
-def test_a_damaged_suite_file_is_recomputed_and_a_failed_rerun_keeps_the_last_finished_report(tmp_path, capsys):
+def test_a_damaged_suite_file_is_recomputed_and_a_failed_rerun_keeps_the_last_finished_report(
+    tmp_path, capsys, failing_run_file
+):
     """A truncated ``suite.npz`` made every rerun fail with ``BadZipFile`` naming no file, and each failed rerun
     first deleted the run's good ``results.json`` and ``results_table.txt``."""
+    (tmp_path / "broken").mkdir()
+    broken = failing_run_file(tmp_path / "broken").read_text()  # fails in the notebook: its ontology_path
     run_file = tmp_path / "medse_entity_definitions" / "run.yaml"
     run_file.parent.mkdir()
-    run_file.write_text(SMALL_MEDSE)
+    run_file.write_text("".join(x for x in broken.splitlines(keepends=True) if not x.startswith("ontology_path")))
     reports = tmp_path / "reports"
     folder = reports / "medse_entity_definitions" / "run"
     assert batch_main([str(run_file), "--reports", str(reports)]) == 0
@@ -114,9 +80,7 @@ def test_a_damaged_suite_file_is_recomputed_and_a_failed_rerun_keeps_the_last_fi
     assert len(list(suite.parent.glob("suite.npz.damaged-*"))) == 1
     assert (folder / "results_table.txt").read_text() == finished  # recomputed to the same numbers
 
-    (tmp_path / "broken").mkdir()
-    broken = failing_run_file(tmp_path / "broken")  # the same run file, now with data that fails in the notebook
-    run_file.write_text(SMALL_MEDSE + next(x for x in broken.read_text().splitlines() if "ontology_path" in x))
+    run_file.write_text(broken)  # the same run file, now with data that fails in the notebook
     assert batch_main([str(run_file), "--reports", str(reports)]) == 1
     line = next(x for x in capsys.readouterr().out.splitlines() if "FAILED after" in x)
     assert f"the last finished report is kept in {folder / 'last_good'}" in line
