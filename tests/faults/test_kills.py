@@ -64,20 +64,39 @@ def test_kills_at_random_points_resume_to_the_uninterrupted_result(tmp_path):
     assert not list((tmp_path / "killed").rglob("*.damaged-*"))  # atomic writes: nothing was left half-written
 
 
-@pytest.mark.parametrize("stop", ["ctrl-c", "kill -9"])
-def test_a_stop_during_a_report_keeps_the_last_finished_one_linked(tmp_path, stop):
-    """Ctrl-C amid a notebook printed a 68-line traceback and left the last report in a hidden folder, with the
-    index linking a report.html that was not there; kill -9 left it there until the next rerun."""
+@pytest.fixture(scope="module")
+def finished_explorer(tmp_path_factory):
+    """The explorer's smoke file (a copy outside the project) and a reports folder where kit.batch finished it."""
     from kit.paths import PARAMS
-    from kit.report.index import write_index
 
-    run_file = tmp_path / "explore_augmentations" / "run.yaml"
+    tmp = tmp_path_factory.mktemp("finished")
+    run_file = tmp / "explore_augmentations" / "run.yaml"
     run_file.parent.mkdir()
     run_file.write_text((PARAMS / "explore_augmentations" / "smoke.yaml").read_text())
+    env = {**os.environ, "KIT_PROGRESS": "0"}
+    first = subprocess.run(
+        [sys.executable, "-m", "kit.batch", str(run_file), "--reports", str(tmp / "reports")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert first.returncode == 0 and "IPKernelApp" not in first.stderr, first.stderr[-3000:]  # the kernel's log
+    return run_file, tmp / "reports"
+
+
+@pytest.mark.xdist_group("finished_explorer")  # one worker makes the fixture for both stops
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill -9"])
+def test_a_stop_during_a_report_keeps_the_last_finished_one_linked(tmp_path, finished_explorer, stop):
+    """Ctrl-C amid a notebook printed a 68-line traceback and left the last report in a hidden folder, with the
+    index linking a report.html that was not there; kill -9 left it there until the next rerun."""
+    import shutil
+
+    from kit.report.index import write_index
+
+    run_file, finished_reports = finished_explorer
+    shutil.copytree(finished_reports, tmp_path / "reports")  # each stop on its own copy of the finished run
     command = [sys.executable, "-m", "kit.batch", str(run_file), "--reports", str(tmp_path / "reports")]
     env = {**os.environ, "KIT_PROGRESS": "0"}
-    first = subprocess.run(command, env=env, capture_output=True, text=True)
-    assert first.returncode == 0 and "IPKernelApp" not in first.stderr, first.stderr[-3000:]  # the kernel's log
     folder = tmp_path / "reports" / "explore_augmentations" / "run"
     finished = (folder / "report.html").read_bytes()
 
