@@ -55,7 +55,7 @@ def main() -> None:
                 f"| {name} | {items:,} | {resamples:,} x {seeds} | {t_kit:.3f} | {reference} | {t_ref:.3f} | "
                 f"{t_ref / t_kit:.1f}x | {np.nanmax(np.abs(mine - theirs)):.1e} |"
             )
-    record("Item-bootstrap statistics against their references", "\n".join(rows), args.quick)
+    record("bootstrap.py: item-bootstrap statistics against their references", "\n".join(rows), args.quick)
 
 
 if __name__ == "__main__":
