@@ -26,13 +26,30 @@ LONG = ("tests/test_cluster.py", "tests/faults/", "tests/evaluation/test_mteb.py
 """Where make test's duration table puts the longest tests outside the smoke runs' group."""
 
 
+def _module_fixture_user(item) -> bool:
+    """Whether ``item`` uses a module-scoped fixture defined in its own module."""
+    module = item.nodeid.split("::")[0]
+    return any(
+        defs[-1].scope == "module" and defs[-1].baseid == module
+        for name, defs in item._fixtureinfo.name2fixturedefs.items()
+        if name in item.fixturenames
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
-    """Longest first, so that under ``pytest -n N`` no worker is left with a long test at the end while the others
-    idle: the tests of the session's smoke runs (one unit of work for ``--dist loadgroup``), then those in ``LONG``,
-    then the rest, each in collection order."""
+    """Under ``pytest -n N --dist loadgroup``, the tests of a module that share a module-scoped fixture of it stay on
+    one worker (a group named for the module), so that the fixture is made once, not once per worker; a test
+    already in a group keeps only that one. Then longest first, so that no worker is left with a long test at the end
+    while the others idle: the tests of the session's smoke runs (one unit of work), then those in ``LONG``, then
+    the rest, each in collection order."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None and _module_fixture_user(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
     def late(item) -> tuple[bool, bool]:
-        return item.get_closest_marker("xdist_group") is None, not item.nodeid.startswith(LONG)
+        group = item.get_closest_marker("xdist_group")
+        return group is None or group.args[:1] != ("smoke",), not item.nodeid.startswith(LONG)
 
     items.sort(key=late)
 
