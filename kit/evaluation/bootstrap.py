@@ -58,7 +58,7 @@ class Mean:
         return self
 
 
-def draw_counts(draws: np.ndarray, items: int) -> np.ndarray:
+def _draw_counts(draws: np.ndarray, items: int) -> np.ndarray:
     """How many times each draw [B, m] takes each of ``items`` items: [B, items] ints."""
     rows = np.arange(len(draws))[:, None] * items
     return np.bincount((rows + draws).ravel(), minlength=len(draws) * items).reshape(len(draws), items)
@@ -95,7 +95,7 @@ class Spearman:
     bounds = (-1.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        counts = draw_counts(draws, outputs.shape[1])
+        counts = _draw_counts(draws, outputs.shape[1])
         mean = (draws.shape[1] + 1) / 2  # every draw's ranks average to (m + 1) / 2
         g = _average_ranks(self.gold, counts) - mean
         out = np.empty((len(outputs), len(draws)))
@@ -123,7 +123,7 @@ class AveragePrecision:
     bounds = (0.0, 1.0)
 
     def __call__(self, outputs: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        counts = draw_counts(draws, outputs.shape[1])
+        counts = _draw_counts(draws, outputs.shape[1])
         positives = counts * self.labels.astype(np.int64)
         out = np.empty((len(outputs), len(draws)))
         for s, scores in enumerate(outputs):
