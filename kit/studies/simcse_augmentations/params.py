@@ -125,6 +125,11 @@ class SimCSEParams(ContrastiveTrainingParams):
     whitening_dim: int | None = whitening_dim_param()
     retrieval_queries: int = param(4, "queries in the nearest-neighbour table", min=1)
     map_sentences: int = param(300, "PubMed sentences held out of training for the embedding map (en)", min=0)
+    map_points: int = param(
+        1000,
+        "most points per panel of the embedding map: a seeded sample of the retrieval texts and map sentences; 0: all",
+        min=0,
+    )
     biosses_path: str | None = biosses_param()
     corpus_path: str | None = data_param(
         "unlabeled corpus, one sentence per line (.txt or .txt.gz); None: the shared PubMed sentences (en) or "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -442,6 +443,18 @@ class Study(StudyBase):
         """Where each example text comes from (legend of the embedding map)."""
         label = "cMedQQ test" if self.p.language == "zh" else self.eval_name
         return [label] * len(self.retrieval_texts) + ["PubMed (held out)"] * len(self.map_sentences)
+
+    def embedding_map_inputs(self, rows: Sequence[str], seed: int) -> tuple[dict[str, np.ndarray], list[str]]:
+        """Each row's embeddings of the texts the embedding map draws (by its label) and their sources: every
+        example text, or a sample of ``map_points`` of them drawn with ``corpus_seed`` (UMAP's layout time grows
+        with its points: in Chinese the example texts are all 3,453 cMedQQ test questions)."""
+        n, cap = len(self.example_texts), self.p.map_points
+        shown = np.arange(n)
+        if cap and n > cap:
+            shown = np.sort(np.random.default_rng(self.p.corpus_seed).choice(n, cap, replace=False))
+        sources = self.example_sources()
+        maps = {self.row_label(r): self.example_embeddings(r, seed)[shown] for r in rows}
+        return maps, [sources[i] for i in shown]
 
     def tables(self, results: pd.DataFrame) -> dict[str, pd.DataFrame]:
         """The study's result tables, titled; the first is the headline table."""

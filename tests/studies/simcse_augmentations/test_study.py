@@ -39,6 +39,20 @@ def test_best_row_is_a_trained_row_and_ties_go_to_the_row_listed_first(tmp_path)
     assert study.best_trained_method(results) == "mixcse_iw_no_mix"
 
 
+@pytest.mark.parametrize("cap", [0, 30, 1000])
+def test_the_embedding_map_draws_a_seeded_sample_of_at_most_map_points_texts_with_their_sources(tmp_path, cap):
+    study = Study(Params.from_dict({"model": "tiny-random-bert", "map_sentences": 40, "corpus_size": 100}), tmp_path)
+    study.p.map_points = cap
+    n = len(study.example_texts)
+    study.example_embeddings = lambda row, seed: np.arange(n, dtype=np.float32)[:, None] + 100 * seed
+    maps, sources = study.embedding_map_inputs(["zero_shot", "simcse"], 1)
+    shown = maps[study.row_label("simcse")][:, 0].astype(int) - 100
+    assert len(shown) == (min(cap, n) if cap else n) and (cap == 30) == (len(shown) < n)
+    assert list(shown) == sorted(set(shown)) and np.array_equal(maps[study.row_label("zero_shot")][:, 0] - 100, shown)
+    assert sources == [study.example_sources()[i] for i in shown] and "PubMed (held out)" in sources
+    assert np.array_equal(study.embedding_map_inputs(["simcse"], 1)[0][study.row_label("simcse")][:, 0] - 100, shown)
+
+
 def test_every_run_setting_enters_the_run_folder(tmp_path, biosses_file):
     """A changed setting that changes a run's result gives a new folder: the run is recomputed, never reused.
     A copy of the data elsewhere is the same input (tests/faults/test_stale_cache.py changes the content)."""
