@@ -43,16 +43,17 @@ def test_a_task_gets_its_share_of_the_smallest_node():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("smoke")
 def test_a_local_sweep_starts_its_own_cluster_even_with_ray_address_set_and_checks_the_address(
-    monkeypatch, tmp_path, capsys
+    killed_then_swept, capsys
 ):
-    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # a cluster that does not answer: not used without --ray ADDRESS
-    explore = str(PARAMS / "explore_augmentations" / "smoke.yaml")
-    assert batch_main([explore, "--reports", str(tmp_path), "--jobs", "2"]) == 0
-    assert (tmp_path / "explore_augmentations" / "smoke" / "report.html").exists()
+    out, _, lines, _ = killed_then_swept  # swept with RAY_ADDRESS at a cluster that does not answer
+    for notebook in SWEPT:
+        assert any(f"{notebook}/smoke finished in" in x for x in lines)
+        assert (out / notebook / "smoke" / "report.html").exists()
     with pytest.raises(SystemExit):
-        batch_main([explore, "--ray", "params/typo.yaml"])  # a mistyped run file is not an address
-    assert "not a Ray address" in capsys.readouterr().err
+        batch_main([str(PARAMS / "explore_augmentations" / "smoke.yaml"), "--ray", "params/typo.yaml"])
+    assert "not a Ray address" in capsys.readouterr().err  # a mistyped run file is not an address
 
 
 def test_without_ray_the_command_fails_at_once_with_the_install_command(monkeypatch, tmp_path, capsys):
@@ -149,8 +150,9 @@ def killed_then_swept(serial_with_task_threads, tmp_path_factory, failing_run_fi
     """The slow Ray cases behind one sweep. Study 2's smoke file on two Ray workers by a driver (a subprocess) killed
     with SIGKILL once a training has finished; then both smoke files swept in this process with ``--jobs 2``,
     beside two failing run files: ``broken``, whose run cache is a file (every training fails), and
-    ``failing_run_file``'s, whose notebook fails. Returns the reports folder, the rerun's exit code and output
-    lines, and the finished trainings' result times at the kill."""
+    ``failing_run_file``'s, whose notebook fails, with ``RAY_ADDRESS`` naming a cluster that does not answer.
+    Returns the reports folder, the rerun's exit code and output lines, and the finished trainings' result times at
+    the kill."""
     tmp = tmp_path_factory.mktemp("sweep")
     files = [PARAMS / notebook / "smoke.yaml" for notebook in SWEPT]
     out = tmp / "reports"
@@ -178,7 +180,8 @@ def killed_then_swept(serial_with_task_threads, tmp_path_factory, failing_run_fi
     (out / "augmented_sbert" / "broken").mkdir(parents=True)
     (out / "augmented_sbert" / "broken" / "runs").write_text("not a folder")
     failing = failing_run_file(tmp)
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
+    with contextlib.redirect_stdout(io.StringIO()) as printed, pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_ADDRESS", "127.0.0.1:1")  # a cluster that does not answer: not used without --ray ADDRESS
         code = batch_main([*map(str, files), str(broken), str(failing), "--reports", str(out), "--jobs", "2"])
     return out, code, printed.getvalue().splitlines(), finished
 
