@@ -27,7 +27,6 @@ from typing import Literal
 import numpy as np
 import torch
 from torch import nn
-from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
 from kit.core.devices import to_device
 from kit.core.files import normal_permissions
@@ -265,7 +264,7 @@ def _check_shapes(folder: Path, weights: list[Path]) -> None:
     """``OSError`` naming the file unless ``folder/config.json`` builds a transformers model and every tensor
     of ``weights`` that the model has (its base-model prefix aside) has the model's shape."""
     from safetensors import safe_open
-    from transformers import AutoConfig
+    from transformers import AutoConfig, AutoModel
 
     try:
         config = AutoConfig.from_pretrained(folder)
@@ -354,6 +353,8 @@ def random_model(name: str, tokenizer) -> nn.Module:
     spec = RANDOM_MODELS[name]
     shape = {"vocab_size": len(tokenizer), **spec.shape}
     if spec.architecture == "bert":
+        from transformers import BertConfig, BertModel
+
         return BertModel(BertConfig(max_position_embeddings=512, attn_implementation="sdpa", **shape))
     from transformers import BartConfig, BartForConditionalGeneration
 
@@ -396,6 +397,8 @@ class Encoder(nn.Module):
     @classmethod
     def from_pretrained(cls, name: str, pooler: PoolerName = "mean", seed: int = 0) -> Encoder:
         """Load by alias, hub name or path, in eval mode; ``seed`` fixes newly initialised weights (MLP, tiny model)."""
+        from transformers import AutoModel, AutoTokenizer
+
         source = resolve_model(name)
         tokenizer = AutoTokenizer.from_pretrained(source.path)
         torch.manual_seed(seed)
@@ -520,6 +523,8 @@ def model_folder(name: str, seed: int = 0) -> str:
     if name not in RANDOM_MODELS:
         return resolve_model(name).path
     import tempfile
+
+    from transformers import AutoTokenizer
 
     folder = Path(tempfile.mkdtemp(prefix=f"kit-{name}-"))
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(name).path)
