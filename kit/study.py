@@ -33,7 +33,8 @@ import pandas as pd
 
 from kit.core.compute import EVALUATION_LENGTH, Work, encoding
 from kit.core.files import set_aside, write_text_atomic
-from kit.core.models import model_fingerprint, resolve_model
+from kit.core.models import Encoder, model_fingerprint, resolve_model
+from kit.core.shared_poolings import PoolingView, SharedPoolings
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
 from kit.evaluation.task import Task
@@ -204,6 +205,7 @@ class StudyBase:
         self.model_source = resolve_model(params.model)  # what the model is and stands in for, for the reports
         self.run_seconds: dict[str, float] = {}  # compute time of every run used, cached or not
         self.computed_runs: set[str] = set()  # folders of the runs computed (not found cached) by this object
+        self.shared_starts: dict[int, SharedPoolings] = {}  # training_free_encoder's, per seed
 
     def planned_runs(self) -> list[tuple]:
         """The arguments of every ``run`` the notebook makes (``kit.batch`` computes them ahead)."""
@@ -408,6 +410,20 @@ class StudyBase:
     def baseline_of(self, row: str) -> str | None:
         """The row a row is compared with (None: none)."""
         return None
+
+    def training_free_encoder(self, pooler: str, seed: int) -> PoolingView:
+        """The start under ``pooler``, as ``Encoder.from_pretrained(model, pooler, seed)``, for a row that does not
+        train: a view of one ``SharedPoolings`` per seed over ``training_free_poolers``, so that the positive
+        control's candidates and the starting-model row encode each text once, not once each."""
+        shared = self.shared_starts.get(seed)
+        if shared is None:
+            start = Encoder.from_pretrained(self.p.model, "cls_before_pooler", seed=seed)  # a cls* pooler: the MLP
+            shared = self.shared_starts[seed] = SharedPoolings(start, self.training_free_poolers())
+        return shared.view(pooler)
+
+    def training_free_poolers(self) -> list[str]:
+        """The poolers of the table's rows that do not train (studies with such rows say which)."""
+        return []
 
     def table_runs(self) -> list[tuple[str, int]]:
         """(row, seed) of every run in the table."""

@@ -20,6 +20,7 @@ import importlib.resources
 import json
 import os
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,6 +37,8 @@ from kit.paths import PROJECT_ROOT
 
 PoolerName = Literal["cls", "cls_before_pooler", "mean", "first_last_avg", "embed_last_avg"]
 POOLERS: tuple[str, ...] = typing.get_args(PoolerName)
+LAYER_POOLERS = ("first_last_avg", "embed_last_avg")
+"""Poolers that read a layer besides the last (the backbone's ``hidden_states``)."""
 MIN_MAX_LENGTH = 3
 """The smallest token limit that holds a text token beside BERT's [CLS] and [SEP]; transformers ignores a
 ``max_length`` of 0, or one below a tokenizer's special tokens, and would not truncate at all."""
@@ -440,19 +443,20 @@ class Encoder(nn.Module):
 
         ``features`` are tokenizer outputs, or embedding inputs (``inputs_embeds``, ``position_ids``)
         for view generators that work below the vocabulary (ConSERT's, in ``kit.core.objectives``)."""
-        needs_layers = self.pooler in ("first_last_avg", "embed_last_avg")
-        out = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=needs_layers)
-        if self.pooler.startswith("cls"):
+        out = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=self.pooler in LAYER_POOLERS)
+        return self.pool(out, features["attention_mask"], self.pooler, training_head), out.last_hidden_state
+
+    def pool(self, out, mask: torch.Tensor, pooler: str, training_head: bool = False) -> torch.Tensor:
+        """One pooler's embeddings [B, d] of a backbone output (``hidden_states`` needed for ``LAYER_POOLERS``):
+        [CLS] (through the MLP for ``cls``, or with ``training_head``), or the masked mean of the last layer's
+        token states (``mean``) or of the average of the first (or embedding) layer's and the last's."""
+        if pooler.startswith("cls"):
             emb = out.last_hidden_state[:, 0]
-            if self.pooler == "cls" or training_head:
-                emb = self.mlp(emb)
-            return emb, out.last_hidden_state
-        if self.pooler == "mean":
-            states = out.last_hidden_state
-        else:
-            first = out.hidden_states[1 if self.pooler == "first_last_avg" else 0]
-            states = (first + out.hidden_states[-1]) / 2
-        return masked_mean(states, features["attention_mask"]), out.last_hidden_state
+            return self.mlp(emb) if pooler == "cls" or training_head else emb
+        if pooler == "mean":
+            return masked_mean(out.last_hidden_state, mask)
+        first = out.hidden_states[1 if pooler == "first_last_avg" else 0]
+        return masked_mean((first + out.hidden_states[-1]) / 2, mask)
 
     def _with_sdpa_mask(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """For SDPA attention, the padding mask as the boolean [B, 1, 1, T] mask that SDPA reads
@@ -464,7 +468,6 @@ class Encoder(nn.Module):
             return features
         return {**features, "attention_mask": mask.bool()[:, None, None, :]}
 
-    @torch.inference_mode()
     def encode(
         self,
         texts: list[str],
@@ -477,15 +480,35 @@ class Encoder(nn.Module):
 
         Texts are sorted by length so each batch pads to similar lengths, then restored.
         """
+        return self.encode_poolers(texts, (self.pooler,), batch_size, max_length, normalize, show_progress)[self.pooler]
+
+    @torch.inference_mode()
+    def encode_poolers(
+        self,
+        texts: list[str],
+        poolers: Sequence[str],
+        batch_size: int = 64,
+        max_length: int = 256,
+        normalize: bool = False,
+        show_progress: bool | None = None,
+    ) -> dict[str, np.ndarray]:
+        """``encode`` under each of ``poolers`` from one forward pass per batch (``cls`` needs this encoder's MLP:
+        a ``cls*`` pooler); each array equals ``encode``'s with that pooler, the batches being the same."""
+        unknown = [p for p in poolers if p not in POOLERS or (p == "cls" and self.mlp is None)]
+        if unknown:
+            raise ValueError(f"poolers must be among {POOLERS} (cls: an encoder read with a cls pooler), got {unknown}")
         was_training = self.training
         self.eval()
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        out = {p: np.empty((len(texts), self.dim), dtype=np.float32) for p in poolers}
+        layers = any(p in LAYER_POOLERS for p in poolers)
         for idx in length_sorted(texts, batch_size, show_progress):
             feats = to_device(self.tokenize([texts[i] for i in idx], max_length), self.device)
-            emb = self(feats).float()
-            if normalize:
-                emb = nn.functional.normalize(emb, dim=-1)
-            out[idx] = emb.cpu().numpy()
+            states = self.backbone(**self._with_sdpa_mask(feats), output_hidden_states=layers)
+            for pooler in poolers:
+                emb = self.pool(states, feats["attention_mask"], pooler).float()
+                if normalize:
+                    emb = nn.functional.normalize(emb, dim=-1)
+                out[pooler][idx] = emb.cpu().numpy()
         self.train(was_training)
         return out
 
@@ -499,7 +522,7 @@ class Encoder(nn.Module):
         hf_dir = path / "hf"
         self.backbone.save_pretrained(hf_dir)
         self.tokenizer.save_pretrained(hf_dir)
-        layers = self.pooler in ("first_last_avg", "embed_last_avg")
+        layers = self.pooler in LAYER_POOLERS
         modules = [Transformer(str(hf_dir), max_seq_length=max_length, config_kwargs={"output_hidden_states": layers})]
         if layers:
             n = self.backbone.config.num_hidden_layers

@@ -348,14 +348,16 @@ class Study(StudyBase):
         run_dir = self._run_dir(row, seed, variant)
 
         def compute() -> dict:
-            encoder = Encoder.from_pretrained(p.model, row.pooler or p.pooler, seed=seed)
+            pooler = row.pooler or p.pooler
             history, whitening = None, None
             if row.kind == "zero_shot":
+                encoder = self.training_free_encoder(pooler, seed)
                 whitening = self.whitening(encoder) if row.whitening else None
                 metrics = self.evaluate(encoder, whitening)
                 shown = encoder if whitening is None else Whitened(encoder, whitening)
                 metrics.update(self.selection(shown, metrics["spearman_dev"]))  # the positive control's choice
             else:
+                encoder = Encoder.from_pretrained(p.model, pooler, seed=seed)
                 config = p.train_config(seed)
                 rows = self.mixture(variant["none_share"])
                 objective = self.objective(
@@ -410,6 +412,11 @@ class Study(StudyBase):
 
     def row_seeds(self) -> dict[str, list[int]]:
         return table_seeds(self.p)
+
+    def training_free_poolers(self) -> list[str]:
+        """The poolers of the table's pooling and whitening rows (the untrained start)."""
+        rows = (ROWS[name] for name, _ in self.table_runs())
+        return list(dict.fromkeys(row.pooler or self.p.pooler for row in rows if row.kind == "zero_shot"))
 
     def row_fixed(self, row: str) -> bool:
         """The pooling and whitening rows: the untrained model, one set of outputs."""

@@ -166,7 +166,11 @@ class Study(StudyBase):
         run_dir = self._run_dir(row, seed, percent)
 
         def compute() -> dict:
-            encoder = Encoder.from_pretrained(self.p.model, row.pooler or self.p.pooler, seed=seed)
+            pooler = row.pooler or self.p.pooler
+            if row.trained:
+                encoder = Encoder.from_pretrained(self.p.model, pooler, seed=seed)
+            else:
+                encoder = self.training_free_encoder(pooler, seed)
             history = None
             if row.whitening:
                 p = self.p
@@ -212,6 +216,11 @@ class Study(StudyBase):
             }
 
         return self.cached(run_dir, compute)
+
+    def training_free_poolers(self) -> list[str]:
+        """The poolers of the starting-model row and the positive control's candidates in the table."""
+        rows = (ROWS[name] for name, _ in self.table_runs())
+        return list(dict.fromkeys(row.pooler or self.p.pooler for row in rows if not row.trained))
 
     def run_label(self, row_name: str, seed: int, percent: float = 100.0) -> str:
         """``simcse seed 0``, or for a few-shot run ``simcse seed 0 on 10% of the corpus``."""
