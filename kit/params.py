@@ -169,13 +169,14 @@ def control_task_param(study: str):
     )
 
 
-def primary_effect_param():
-    """``primary_effect``: the difference the primary is sized for (``kit.evaluation.design``)."""
+def primary_effect_param(default: float | None = None, why: str = ""):
+    """``primary_effect``: the difference the primary is sized for (``kit.evaluation.design``); ``why``: what a
+    default other than None is."""
     return param(
-        None,
+        default,
         "the difference (main metric x100) the primary comparison is sized to detect: kit.batch says before training "
         "when the run's seeds cannot resolve it, and the report states its power; None: the paper's effect when the "
-        "primary is on the paper's task",
+        "primary is on the paper's task" + (f"; the default: {why}" if why else ""),
         gt=0,
     )
 
