@@ -430,7 +430,8 @@ class Study(StudyBase):
         once: counted over every ontology definition, an upper bound), and a checkpoint evaluation (the STS sets
         and the ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; a
         whitening row embeds ``whitening_sentences`` PubMed sentences (the corpus's, at most); after training
-        every run embeds the STS sets, and a run that ``scores_suite`` scores the suite."""
+        every run embeds the STS sets, and a run that ``scores_suite`` scores the suite; the pooling and whitening rows
+        of one seed share their forward passes (``training_free_encoder``), so they count as one model."""
 
         def key(name: str, seed: int, variant: dict) -> tuple:
             return name, seed, tuple(sorted(variant.items()))
@@ -444,7 +445,8 @@ class Study(StudyBase):
         kinds = [(ROWS[name], dict(variant)) for name, _seed, variant in runs]
         trained = [(row, variant) for row, variant in kinds if row.kind != "zero_shot"]
         medse = [1 - variant["none_share"] for row, variant in trained if row.kind == "medse"]
-        whitened = sum(row.whitening for row, _ in kinds)
+        starts = {seed for name, seed, _ in runs if ROWS[name].kind == "zero_shot"}  # one shared start per seed
+        whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
         definitions = [e.definition for e in load_disease_ontology(p.ontology_path)]
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
         if medse and p.definition_trainable:
@@ -464,8 +466,12 @@ class Study(StudyBase):
         if p.medsts_path:
             medsts = load_sts_tsv(p.medsts_path)
             sts += list(dict.fromkeys(medsts.sentence1 + medsts.sentence2))
-        work.append(encoding("after training: the STS sets", p.model, sts, len(runs), EVALUATION_LENGTH))
-        main = sum(scores_suite(p, row, variant) for row, variant in kinds)
+        work.append(
+            encoding("after training: the STS sets", p.model, sts, len(trained) + len(starts), EVALUATION_LENGTH)
+        )
+        main = sum(scores_suite(p, row, variant) for row, variant in trained) + len(
+            {seed for name, seed, v in runs if ROWS[name].kind == "zero_shot" and scores_suite(p, ROWS[name], dict(v))}
+        )
         evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every)
         return work + cls.evaluation_work(p, main, evaluations, sts)
 

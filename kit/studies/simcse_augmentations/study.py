@@ -111,11 +111,13 @@ class Study(StudyBase):
         ``select_on`` tasks) before the first step, every ``eval_every`` steps and after the last; after training,
         every run embeds the STS set and the example texts (and in Chinese fits the probes on their examples),
         and a run on the whole corpus scores the suite; an untrained row scores the selection data once (the positive
-        control's choice) and a whitening row embeds ``whitening_sentences`` corpus sentences."""
+        control's choice) and a whitening row embeds ``whitening_sentences`` corpus sentences; the untrained rows of
+        one seed share their forward passes (``training_free_encoder``), so they count as one model."""
         study = cls(p, Path())
         runs = {(name, seed, 100.0) for name, seeds in study.row_seeds().items() for seed in seeds}
         runs |= {(name, seed, float(pct)) for name, seed, pct in study.fewshot_runs()}
         trained = [name for name, _, _ in runs if ROWS[name].trained]
+        starts = len({seed for name, seed, _ in runs if not ROWS[name].trained})  # one shared start per seed
         weighted = sum(ROWS[name].iw for name in trained)
         sts = list(dict.fromkeys(study.sts.sentence1 + study.sts.sentence2))
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
@@ -123,19 +125,20 @@ class Study(StudyBase):
             frozen = "instance weighting: the frozen starting model embeds each batch"
             work.append(Work(frozen, p.model, weighted * p.steps * p.batch_size, p.max_length, False, loop="kit"))
         after = "after training: the STS set and the example texts"
-        work.append(encoding(after, p.model, sts + study.example_texts, len(runs), EVALUATION_LENGTH))
+        work.append(encoding(after, p.model, sts + study.example_texts, len(trained) + starts, EVALUATION_LENGTH))
         probes = [text for task in study.probe_tasks for texts in task.texts() for text in texts]
         if probes:
             work.append(
-                encoding("after training: the probes' examples", p.model, probes, len(runs), p.probe_max_length)
+                encoding(
+                    "after training: the probes' examples", p.model, probes, len(trained) + starts, p.probe_max_length
+                )
             )
-        whitened = sum(ROWS[name].whitening for name, _, _ in runs)
+        whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
         if whitened:
             sample = study.corpus[: p.whitening_sentences]
             work.append(encoding("whitening: corpus sentences embedded", p.model, sample, whitened, p.max_length))
-        whole = sum(percent == 100 for _, _, percent in runs)
-        untrained = len(runs) - len(trained)  # each scores the selection data once, for the positive control
-        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every) + untrained
+        whole = sum(percent == 100 and ROWS[name].trained for name, _, percent in runs) + starts
+        evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every) + starts  # + the control's choice
         return work + cls.evaluation_work(p, whole, evaluations, sts, [task.name for task in study.probe_tasks])
 
     # ---- runs -----------------------------------------------------------------
