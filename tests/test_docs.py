@@ -293,7 +293,7 @@ def test_a_damaged_snapshot_is_named_in_one_line(tmp_path, capsys, monkeypatch, 
 
 
 def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_passes():
-    """``controls_section``: the demo's control (2 seeds, not shown) is a row; a one-seed search's is not (it goes
+    """``controls_section``: the demo's control (3 seeds, fails) is a row; a one-seed search's is not (it goes
     untested); with none passing the page says the offline setting cannot test the claim, and a control edited to
     pass turns that into a count. Study 3's control, vetoed for template collapse, says why it fails in its own
     words."""
@@ -301,8 +301,14 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     search = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "search_mean_t01.json").read_text(encoding="utf-8"))
     snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
     text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
-    row = "| `demo.yaml` (pubmed-bert-mini, cls_before_pooler, 200) | `biosses-all` (100) | 2 | simcse 33.6 − "
-    assert f"{row}mean 61.9 (chosen) |" in text and "A baseline marked chosen" in text and "Vetoes" not in text
+    row = (
+        "| `demo.yaml` (pubmed-bert-mini, cls_before_pooler, 100) | `doid-definition-name` (9,962) | 3 | simcse 4.0 − "
+    )
+    assert (
+        f"{row}first_last_avg_whitening 18.3 (chosen) |" in text
+        and "A baseline marked chosen" in text
+        and "Vetoes" not in text
+    )
     assert "search_mean_t01" not in text
     assert "It does not pass" in text and "cannot test the paper's claim" in text
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"

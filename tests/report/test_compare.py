@@ -98,7 +98,7 @@ def test_the_shared_rows_are_paired_as_a_minus_b_with_an_interval_on_the_shared_
     task, seeds, a, b, difference, p, adjusted = (
         rows[("biosses-all", "simcse")][:1] + rows[("biosses-all", "simcse")][2:]
     )
-    assert seeds == "2 / 5" and rows[("biosses-all", "mean")][2] == "fixed"
+    assert seeds == "3 / 5" and rows[("biosses-all", "mean")][2] == "fixed"
     estimate, low, high = (float(x.replace("−", "-")) for x in re.findall(r"[+−]\d+\.\d", difference))
     assert estimate == pytest.approx(float(a.split()[0]) - float(b.split()[0]), abs=0.11)
     assert low < estimate < high and high < 0  # the demo's SimCSE is below the stronger start's
@@ -250,7 +250,7 @@ def test_the_item_draws_use_the_seed_the_evidence_drew_with_unless_seed_gives_an
 
 
 def test_runs_both_reports_hold_are_named_as_the_same_trainings(tmp_path, demo_evidence):
-    """B repeats A's two SimCSE runs and adds a third (one run file at two commits that left training unchanged, with
+    """B repeats A's three SimCSE runs and adds a fourth (one run file at two commits that left training unchanged, with
     a seed added): the comparison is still made, and the note says that the test took shared runs as independent."""
     ea = small(demo_evidence)
     task = ea.tasks[0]
@@ -258,8 +258,8 @@ def test_runs_both_reports_hold_are_named_as_the_same_trainings(tmp_path, demo_e
     third = simcse[:1] + np.random.default_rng(0).normal(0, 0.01, simcse.shape[1])
     eb = replace(ea, outputs={task.name: {**ea.outputs[task.name], "simcse": np.concatenate([simcse, third])}})
     found, notes = pairs(read_report(snapshot(tmp_path, "a", ea)), read_report(snapshot(tmp_path, "b", eb)))
-    assert [(p.row, p.a.seeds, p.b.seeds) for p in found] == [("simcse", 2, 3), ("mean", 1, 1)]
+    assert [(p.row, p.a.seeds, p.b.seeds) for p in found] == [("simcse", 3, 4), ("mean", 1, 1)]
     assert notes == [
-        "simcse on biosses-all: 2 of A's 2 runs give one of B's runs' outputs item for item (the same trainings), "
+        "simcse on biosses-all: 3 of A's 3 runs give one of B's runs' outputs item for item (the same trainings), "
         "which the test takes as independent: its interval is wider than it need be"
     ]

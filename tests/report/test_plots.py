@@ -109,10 +109,11 @@ def test_the_forest_plot_draws_every_tested_comparison_control_and_primary_first
     fig = plots.comparisons(family)
     (ax,) = fig.axes
     labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]  # wrapped in two lines
-    assert len(labels) == len(tested) == 5
-    assert labels[:2] == ["SimCSE (dropout views) − starting model, mean", "+ random swap 10% − SimCSE (dropout views)"]
-    widest = max(abs(v) for x in tested for v in (x["family_low"], x["family_high"]))  # the family intervals drawn
-    assert ax.get_xlim()[0] <= -widest * 0.99 and ax.get_xlim()[1] >= widest * 0.99
+    assert len(labels) == len(tested) == 7
+    control = "SimCSE (dropout views) − starting model, first-last average + whitening"
+    assert labels[:2] == [control, "+ random swap 10% − SimCSE (dropout views)"]
+    low, high = ax.get_xlim()  # every family interval drawn whole
+    assert all(low <= x[end] <= high for x in tested for end in ("family_low", "family_high") if x[end] is not None)
     assert plots.comparisons({**family, "lines": [{**x, "role": None} for x in family["lines"]]}) is None
 
 
