@@ -59,6 +59,7 @@ from kit.report.index import (
     run_file_of,
     trained_seeds,
     withdrawn,
+    withheld,
 )
 from kit.report.latex import tables_tex
 from kit.report.site_figures import forest_families, forest_svgs
@@ -362,7 +363,8 @@ def run_heading(notebook: str, run: str) -> str:
 
 def summary_section(snapshots: dict[tuple[str, str], dict]) -> list[str]:
     """The results page's opening: per snapshot, its study, run (linked to its section), positive control and primary
-    comparison in the index's words, or that its verdicts are withdrawn."""
+    comparison in the index's words (the primary marked not a finding where the control did not pass), or that its
+    verdicts are withdrawn."""
     from markdown.extensions.toc import slugify
 
     rows = []
@@ -373,6 +375,8 @@ def summary_section(snapshots: dict[tuple[str, str], dict]) -> list[str]:
         else:
             control = control_finding(record).removeprefix("positive control ") or "none in this run"
             primary = primary_finding(record).removeprefix("primary ") or "none declared"
+            if withheld(record) and primary != "none declared":
+                primary += "; not a finding, as the control did not pass"
         rows.append(
             {
                 "study": run_heading(notebook, run).split(":")[0],
@@ -497,7 +501,8 @@ def search_section(notebook: str, snapshots: dict[tuple[str, str], dict]) -> lis
             {
                 "run file": f"`{run}.yaml`",
                 "pooler, temperature, steps x batch, corpus": f"{params['pooler']}, {params['temperature']}, "
-                f"{params['steps']:,} x {params['batch_size']}, {_corpus(record)}",
+                f"{params['steps']:,} x {params['batch_size']}, {_corpus(record)}"
+                + (f", auxiliary MLM {mlm}" if (mlm := params.get("mlm_weight")) is not None else ""),
                 f"{control['row']} on the selection data": number(base, 1),
                 "best training-free row there": f"{free} {number(best, 1)}",
                 "difference": "" if base is None or best is None else f"{base - best:+.1f}".replace("-", "−"),

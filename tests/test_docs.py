@@ -339,7 +339,23 @@ def test_a_study_page_tables_its_search_by_setting_from_the_selection_scores():
     ]
     text = "\n".join(docs.search_section("simcse_augmentations", snapshots))
     assert "| mean, 0.1, 200 x 64, all (55,414 sentences) | 61.2 |" in text and "| +0.6 |" in text
+    search["parameters"]["mlm_weight"] = 0.1  # a setting with SimCSE's auxiliary MLM loss says so
+    assert "| mean, 0.1, 200 x 64, all (55,414 sentences), auxiliary MLM 0.1 | 61.2 |" in "\n".join(
+        docs.search_section("simcse_augmentations", snapshots)
+    )
     assert docs.search_section("augmented_sbert", snapshots) == []
+
+
+def test_the_glance_table_marks_a_significant_primary_not_a_finding_where_the_control_failed():
+    """``summary_section``: study 2's warm-up run has a significant primary and a failing control, so its cell says the
+    primary is not a finding; a run whose control did not fail is not marked."""
+    warmup = json.loads((docs.SNAPSHOTS / "augmented_sbert" / "control_small_kfold_warmup.json").read_text("utf-8"))
+    glance = lambda record: "\n".join(docs.summary_section({("augmented_sbert", "w"): record})).splitlines()  # noqa: E731
+    (row,) = [line for line in glance(warmup) if line.startswith("| Study 2")]
+    assert "p = 0.026, significant; not a finding, as the control did not pass |" in row
+    warmup["metrics"]["suite"]["control"]["outcome"] = "passes"
+    (row,) = [line for line in glance(warmup) if line.startswith("| Study 2")]
+    assert row.endswith("p = 0.026, significant |")
 
 
 def test_the_data_page_lists_every_declared_dataset_from_its_declaration(monkeypatch, tmp_path):

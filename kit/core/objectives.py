@@ -3,6 +3,7 @@ calls, and the general objectives built on it.
 
 - ``SimCSEObjective``: unsup-SimCSE (Gao, Yao, Chen 2021) with dropout or augmented views, and
   optionally MixCSE negatives and DCLR instance weights (``kit.core.losses``);
+- ``SimCSEWithMLMObjective``: the same with SimCSE's auxiliary masked-language-model loss;
 - ``ContrastiveTensionObjective``: contrastive tension (Carlsson et al. 2021);
 - ``ConSERTObjective``: ConSERT's token cutoff and token shuffle views (Yan et al. 2021).
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from kit.core.batches import Batches
@@ -125,6 +127,62 @@ class SimCSEObjective(nn.Module):
         comp = self.complementary_embeddings({k: v[: len(texts)] for k, v in feats.items()})
         emb = encoder(feats, training_head=True)
         return self.loss_fn(emb[: len(texts)], emb[len(texts) :], comp)
+
+
+class MaskedLMHead(nn.Module):
+    """BERT's masked-language-model head (Devlin et al. 2019) with its decoder tied to the encoder's word
+    embeddings E: logits = LayerNorm(act(W h + b)) E^T + c. Built fresh from the backbone's configuration
+    (the kit's checkpoints keep the backbone only), so W, b and c start untrained."""
+
+    def __init__(self, backbone_config):
+        from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
+
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(backbone_config)
+        self.bias = nn.Parameter(torch.zeros(backbone_config.vocab_size))
+
+    def forward(self, states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
+        return F.linear(self.transform(states), word_embeddings, self.bias)
+
+
+class SimCSEWithMLMObjective(SimCSEObjective):
+    """unsup-SimCSE with its auxiliary MLM objective (Gao, Yao, Chen 2021, Appendix, "w/ MLM"; their code's
+    ``--do_mlm --mlm_weight``): L = L_SimCSE + lambda L_MLM, L_MLM the masked-token cross-entropy of
+    ``MaskedLMHead`` on a copy of the batch with ``mlm_probability`` of its non-special tokens chosen (80%
+    [MASK], 10% a random token, 10% kept: transformers' ``DataCollatorForLanguageModeling``). The masks come
+    from torch's global generator, which ``train_contrastive`` checkpoints, so a resumed run draws the same."""
+
+    def __init__(
+        self,
+        encoder: Encoder,
+        config: TrainConfig,
+        mlm_weight: float,
+        augmenter: Augmenter | None = None,
+        mlm_probability: float = 0.15,
+    ):
+        from transformers import DataCollatorForLanguageModeling
+
+        super().__init__(encoder, config, augmenter)
+        if not mlm_weight > 0:
+            raise ValueError(f"mlm_weight must be > 0, got {mlm_weight}")
+        self.mlm_weight = mlm_weight
+        self.head = MaskedLMHead(encoder.backbone.config)
+        self.masker = DataCollatorForLanguageModeling(encoder.tokenizer, mlm_probability=mlm_probability)
+        self.special_ids = torch.tensor(encoder.tokenizer.all_special_ids)
+        self.stat_names = (*SimCSEObjective.stat_names, "mlm_loss")
+
+    def forward(self, encoder: Encoder, texts: list[str], rows: np.ndarray):
+        loss, stats = super().forward(encoder, texts, rows)
+        feats = encoder.tokenize(texts, self.config.max_length, self.config.cuda_graphs)
+        ids = feats["input_ids"]
+        masked, labels = self.masker.torch_mask_tokens(ids.clone(), torch.isin(ids, self.special_ids))
+        feats = to_device({**feats, "input_ids": masked}, encoder.device)
+        states = encoder.embed_with_states(feats)[1]
+        logits = self.head(states, encoder.backbone.get_input_embeddings().weight)
+        labels = labels.to(encoder.device).flatten()
+        total = F.cross_entropy(logits.flatten(0, 1).float(), labels, ignore_index=-100, reduction="sum")
+        mlm = total / labels.ne(-100).sum().clamp(min=1)  # the mean over chosen tokens; 0 when none was chosen
+        return loss + self.mlm_weight * mlm, {**stats, "mlm_loss": mlm.detach()}
 
 
 class ContrastiveTensionObjective(SimCSEObjective):

@@ -1,4 +1,5 @@
-"""The general objectives beside SimCSE: contrastive tension and ConSERT's token cutoff and shuffle views."""
+"""The general objectives beside SimCSE: SimCSE with its auxiliary MLM loss, contrastive tension and ConSERT's token
+cutoff and shuffle views."""
 
 import numpy as np
 import torch
@@ -7,6 +8,8 @@ from kit.core.config import TrainConfig
 from kit.core.objectives import (
     ConSERTObjective,
     ContrastiveTensionObjective,
+    SimCSEObjective,
+    SimCSEWithMLMObjective,
     embedding_inputs,
     token_cutoff,
     token_shuffle,
@@ -56,3 +59,49 @@ def test_consert_and_ct_objectives_give_finite_losses_and_gradients(tiny_encoder
     assert tiny_encoder.eval().training is False
     ct = ContrastiveTensionObjective(tiny_encoder, CONFIG)
     assert len(list(ct.parameters())) == len(list(tiny_encoder.parameters()))  # the partner copy is trained too
+
+
+def test_simcse_with_mlm_adds_the_weighted_masked_token_loss_to_simcse(tiny_encoder):
+    texts = ["Breast cancer is common in older women.", "Cancer cells divide.", "No entity here.", "ALL in children."]
+    torch.manual_seed(0)
+    simcse, simcse_stats = SimCSEObjective(tiny_encoder, CONFIG)(tiny_encoder.train(), texts, np.arange(4))
+    objective = SimCSEWithMLMObjective(tiny_encoder, CONFIG, 0.1)  # its head's initialisation draws from torch
+    torch.manual_seed(0)  # the same dropout masks for the SimCSE part; the MLM masks are drawn after it
+    loss, stats = objective(tiny_encoder, texts, np.arange(4))
+    assert set(stats) == {*simcse_stats, "mlm_loss"} and objective.stat_names == ("pos_cos", "neg_cos", "mlm_loss")
+    assert float(stats["mlm_loss"]) > 0
+    torch.testing.assert_close(loss, simcse + 0.1 * stats["mlm_loss"])
+    loss.backward()
+    embeddings = tiny_encoder.backbone.get_input_embeddings().weight
+    assert objective.head.bias.grad is not None and embeddings.grad is not None  # the decoder is tied to them
+    tiny_encoder.zero_grad(set_to_none=True)
+    tiny_encoder.eval()
+
+
+def test_the_mlm_copy_masks_only_ordinary_tokens_and_labels_only_those(tiny_encoder):
+    objective = SimCSEWithMLMObjective(tiny_encoder, CONFIG, 1.0, mlm_probability=0.5)
+    feats = tiny_encoder.tokenize(["one two three four five six seven eight", "short"], 32)
+    ids = feats["input_ids"]
+    special = torch.isin(ids, objective.special_ids)
+    masked, labels = objective.masker.torch_mask_tokens(ids.clone(), special)
+    chosen = labels.ne(-100)
+    assert chosen.any() and not (chosen & special).any()  # [CLS], [SEP] and padding are never chosen
+    assert torch.equal(masked[~chosen], ids[~chosen]) and torch.equal(labels[chosen], ids[chosen])
+
+
+def test_training_with_mlm_lowers_the_masked_token_loss_and_refuses_a_bad_weight(tiny_encoder):
+    import copy
+
+    import pytest
+
+    from kit.core.train import train_contrastive
+
+    encoder = copy.deepcopy(tiny_encoder)
+    texts = ["the patient had a fever and a cough"] * 8
+    config = TrainConfig(batch_size=8, max_length=16, steps=60, eval_every=30, lr=3e-3, device="cpu")
+    history = train_contrastive(
+        encoder, texts, config, lambda e: {"spearman_dev": 0.0}, objective=SimCSEWithMLMObjective(encoder, config, 1.0)
+    )
+    assert history.rows[-1]["mlm_loss"] < 0.75 * history.rows[1]["mlm_loss"]  # one sentence is being learnt
+    with pytest.raises(ValueError, match="mlm_weight"):
+        SimCSEWithMLMObjective(tiny_encoder, CONFIG, 0.0)

@@ -114,6 +114,13 @@ class SimCSEParams(ContrastiveTrainingParams):
     iw_phi: float = param(
         0.9, "instance weighting: negatives whose complementary-model cosine reaches phi are dropped", min=-1, max=1
     )
+    mlm_weight: float | None = param(
+        None,
+        "SimCSE's auxiliary MLM loss on every trained row: the loss is SimCSE's plus mlm_weight times the "
+        "masked-token loss on a 15%-masked copy of each batch (Gao et al. 2021 use 0.1); its head starts untrained. "
+        "None: off",
+        gt=0,
+    )
     crop_placeholder: str | None = param(None, "random crop puts this token in place of the span; None removes it")
     corpus_size: int | None = param(20000, "sentences of the unlabeled corpus (seeded sample); None: all", min=1)
     corpus_seed: int = param(

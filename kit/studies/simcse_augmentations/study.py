@@ -23,6 +23,7 @@ from kit.core.files import write_atomic
 from kit.core.fingerprint import digest
 from kit.core.losses import instance_weights
 from kit.core.models import Encoder
+from kit.core.objectives import SimCSEWithMLMObjective
 from kit.core.train import train_contrastive
 from kit.core.whitening import Whitened, fit_whitening
 from kit.data import (
@@ -121,6 +122,9 @@ class Study(StudyBase):
         weighted = sum(ROWS[name].iw for name in trained)
         sts = list(dict.fromkeys(study.sts.sentence1 + study.sts.sentence2))
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
+        if p.mlm_weight is not None:
+            masked = "auxiliary MLM: a masked copy of each batch, forward and backward"
+            work.append(Work(masked, p.model, len(trained) * p.steps * p.batch_size, p.max_length, True, loop="kit"))
         if weighted:
             frozen = "instance weighting: the frozen starting model embeds each batch"
             work.append(Work(frozen, p.model, weighted * p.steps * p.batch_size, p.max_length, False, loop="kit"))
@@ -159,6 +163,8 @@ class Study(StudyBase):
         }
         if row.whitening:
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length]
+        if row.trained and p.mlm_weight is not None:
+            settings["mlm_weight"] = p.mlm_weight  # only then, so that other runs keep their keys
         if self.saves_model(row, seed, percent):
             settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
         return self.run_dir(f"{row.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
@@ -187,14 +193,21 @@ class Study(StudyBase):
                 if row.augmenter:
                     extra = {"placeholder": self.p.crop_placeholder} if row.augmenter == "crop" else {}
                     aug = make_augmenter(row.augmenter, row.ratio, language=self.p.language, **extra)
+                config = self.p.row_config(row, seed)
+                objective = (
+                    None
+                    if self.p.mlm_weight is None
+                    else SimCSEWithMLMObjective(encoder, config, self.p.mlm_weight, aug)
+                )
                 history = train_contrastive(
                     encoder,
                     corpus,
-                    self.p.row_config(row, seed),
+                    config,
                     self._dev_evaluator,
                     aug,
                     run_dir,
                     desc=self.run_label(row_name, seed, percent),
+                    objective=objective,
                     selection_metric="selection",
                 )
             probes = self.fit_probes(encoder)

@@ -79,8 +79,22 @@ def test_every_run_setting_enters_the_run_folder(tmp_path, biosses_file):
         {"save_models": True},
         {"max_grad_norm": 2.0},
         {"max_grad_norm": None},
+        {"mlm_weight": 0.1},
     ):
         assert folder(**change) != reference, change
+    assert folder(mlm_weight=None) == reference  # off, as before the option existed: earlier runs keep their folders
+
+
+def test_mlm_weight_trains_each_row_with_the_auxiliary_masked_token_loss(tmp_path):
+    """``mlm_weight``: the trained row's history logs the MLM loss beside SimCSE's statistics; a weight of 0 is
+    refused before any work, naming the parameter."""
+    base = {"model": "tiny-random-bert", "rows": ["simcse"], "seeds": [0], "steps": 2, "eval_every": 1}
+    base |= {"batch_size": 8, "corpus_size": 64, "map_sentences": 0, "suite": ["biosses-all"], "fewshot_percents": []}
+    study = Study(Params.from_dict({**base, "mlm_weight": 0.5}), tmp_path)
+    rows = study.run("simcse", 0)["history"]["rows"]
+    assert all(row["mlm_loss"] > 0 for row in rows[1:]) and {"pos_cos", "neg_cos"} <= set(rows[1])
+    with pytest.raises(ParameterError, match="parameter 'mlm_weight'"):
+        Params.from_dict({**base, "mlm_weight": 0})
 
 
 def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(selected_on_rqe_validation, tmp_path):
