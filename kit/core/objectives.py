@@ -132,7 +132,8 @@ class SimCSEObjective(nn.Module):
 class MaskedLMHead(nn.Module):
     """BERT's masked-language-model head (Devlin et al. 2019) with its decoder tied to the encoder's word
     embeddings E: logits = LayerNorm(act(W h + b)) E^T + c. Built fresh from the backbone's configuration
-    (the kit's checkpoints keep the backbone only), so W, b and c start untrained."""
+    (the kit's checkpoints keep the backbone only), so W, b and c start untrained: PyTorch's default initialisation,
+    c = 0 (SimCSE's code starts from the pretrained checkpoint's head instead)."""
 
     def __init__(self, backbone_config):
         from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
