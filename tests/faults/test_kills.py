@@ -114,7 +114,7 @@ def test_a_stop_during_a_report_keeps_the_last_finished_one_linked(tmp_path, fin
     _, err = batch.communicate(timeout=120)
     assert (folder / "last_good" / "report.html").read_bytes() == finished
     if stop == "ctrl-c":
-        assert batch.returncode == 130, err[-3000:]
+        assert batch.returncode in (130, -signal.SIGINT), err[-3000:]
         assert "[kit.batch] interrupted; the same command resumes (finished trainings are cached)" in err.splitlines()
         assert "Traceback" not in err and "IPKernelApp" not in err, err[-3000:]  # neither the kit's nor the kernel's
     else:
