@@ -151,9 +151,10 @@ def parser() -> Parser:
     ap.add_argument(
         "--backend",
         choices=BACKENDS,
-        default="torch",
-        help="torch (default), onnx (ONNX Runtime on the CPU, fp32: the same scores, an export cached per model) or "
-        "onnx-int8 (quantised weights: about twice as fast, scores move)",
+        default="auto",
+        help="auto (default: onnx where it can run, a kit encoder on the CPU in fp32, else torch), torch, onnx (ONNX "
+        "Runtime on the CPU, fp32: the same scores, an export cached per model) or onnx-int8 (quantised weights: "
+        "faster, scores move)",
     )
     ap.add_argument(
         "--device", type=checked(check_device), default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N, mps"
@@ -193,7 +194,7 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
     twice = sorted({m for m, key in zip(args.models, same) if same.count(key) > 1})
     if twice:
         raise ValueError(f"argument models: {', '.join(twice)} name one model twice; name each model once")
-    if args.backend != "torch":
+    if args.backend.startswith("onnx"):
         backend_refusal(args.backend, args.models, args.pooler, args.precision, args.device)
     out = Path(args.out)
     for name, kind in (("evaluation.html", "a file"), ("evaluation.json", "a file"), ("mteb", "a folder")):

@@ -39,16 +39,27 @@ if TYPE_CHECKING:
 
 CACHE_VERSION = 1  # bump when the way vectors are computed changes, to leave old files unread
 PRECISIONS = ("fp32", "bf16")
-BACKENDS = ("torch", "onnx", "onnx-int8")
-"""``torch`` (the default); ``onnx``: ONNX Runtime on an export of the encoder (``kit.core.onnx_encoder``), the same
-vectors to about 1e-6 and on these 2 cores no faster with the suite's token batches (``benchmarks/evaluate.py``);
-``onnx-int8``: dynamically quantised weights, twice as fast, scores move (never the default)."""
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+"""``auto`` (the default): ``onnx`` wherever it can run (``onnx_refusal``), else ``torch``; ``onnx``: ONNX Runtime on
+an export of the encoder (``kit.core.onnx_encoder``), the same vectors to about 1e-6 and faster than PyTorch on the
+CPU with the suite's token batches (``benchmarks/evaluate.py``); ``onnx-int8``: dynamically quantised weights, faster
+still, scores move (never the default)."""
 PLAIN_MODULES = {"Transformer", "Pooling", "Normalize"}
 
 
 def backend_device(backend: str, device: str) -> str:
     """The device a backend encodes on: ``auto`` is the CPU for the ONNX backends, else ``device`` as given."""
-    return "cpu" if backend != "torch" and device == "auto" else device
+    return "cpu" if backend.startswith("onnx") and device == "auto" else device
+
+
+def chosen_backend(backend: str, chosen: str | None, device: str, precision: str) -> str:
+    """``backend`` with ``auto`` resolved: ``onnx`` when it can encode a model read with pooler ``chosen`` on
+    ``device`` (``auto``: CUDA when present) in ``precision``, else ``torch``."""
+    from kit.core.devices import resolve_device
+
+    if backend != "auto":
+        return backend
+    return "torch" if onnx_refusal(chosen, resolve_device(device).type, precision) else "onnx"
 
 
 def onnx_refusal(chosen: str | None, device_type: str, precision: str) -> str | None:
@@ -220,12 +231,13 @@ class Embedder:
         cache: EmbeddingCache | str | os.PathLike | None = None,
         use_cache: bool = True,
         batch_tokens: int = 3072,
-        backend: str = "torch",
+        backend: str = "auto",
     ) -> Embedder:
         """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
         ``model_pooler``). ``precision`` ``bf16`` encodes under bf16 autocast (CPUs with native bf16 and CUDA
         run it about twice as fast; vectors differ from fp32 in the fourth decimal). ``backend``: one of
-        ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU (``device`` ``auto`` is the CPU for them)."""
+        ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU (``device`` ``auto`` is the CPU for them),
+        ``auto`` picks ONNX where it can (``chosen_backend``)."""
         from kit.core.devices import resolve_device
         from kit.core.models import Encoder, model_fingerprint, resolve_model
         from kit.core.onnx_encoder import OnnxEncoder
@@ -236,6 +248,7 @@ class Embedder:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         source = resolve_model(name)  # the name resolved once: its folder (or hub name) and what it is
         chosen = model_pooler(source) if pooler == "auto" else pooler
+        backend = chosen_backend(backend, chosen, device, precision)
         torch_device = resolve_device(backend_device(backend, device))
         if backend != "torch" and (why := onnx_refusal(chosen, torch_device.type, precision)):
             raise ValueError(

@@ -55,6 +55,11 @@ def score_run(embed: Embed, tasks: Sequence[Task]) -> RunOutputs:
     return {t.name: {m: s.outputs[0] for m, s in score_task(embed, t).items()} for t in tasks}
 
 
+def text_count(tasks: Sequence[Task]) -> int:
+    """How many texts scoring ``tasks`` encodes (each task's text lists, counted with their repeats)."""
+    return sum(len(part) for task in tasks for part in task.texts())
+
+
 def main_score(embed: Embed, task: Task) -> float:
     """One model's main metric on ``task`` (a selection score during training)."""
     return score_task(embed, task)[task.main_metric].value

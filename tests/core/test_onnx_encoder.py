@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from kit.core.models import POOLERS, Encoder
-from kit.core.onnx_encoder import OnnxEncoder, weights_digest
+from kit.core.onnx_encoder import FAST_PATH_TEXTS, OnnxEncoder, frozen_fast_path, weights_digest
 from kit.evaluation.embeddings import Embedder
 
 pytest.importorskip("onnxruntime")
@@ -75,9 +75,9 @@ def test_int8_is_an_option_close_to_fp32(tmp_path):
 def test_embedder_backends(tmp_path, monkeypatch):
     monkeypatch.setenv("KIT_CACHE", str(tmp_path))
     fast = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="onnx")  # auto: CPU
-    default = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, device="cpu")
-    assert fast.about["backend"] == "onnx" and default.about["backend"] == "torch"
-    np.testing.assert_allclose(fast(TEXTS), default(TEXTS), atol=1e-4)
+    plain = Embedder.from_name("tiny-random-bert", "mean", max_length=32, use_cache=False, backend="torch")
+    assert fast.about["backend"] == "onnx" and plain.about["backend"] == "torch"
+    np.testing.assert_allclose(fast(TEXTS), plain(TEXTS), atol=1e-4)
     assert (tmp_path / "onnx").is_dir()
     exact = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx", device="cpu")
     int8 = Embedder.from_name("tiny-random-bert", "mean", cache=tmp_path / "e", backend="onnx-int8", device="cpu")
@@ -87,10 +87,34 @@ def test_embedder_backends(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
+    ("name", "settings", "backend"),
+    [
+        ("tiny-random-bert", {"device": "cpu"}, "onnx"),
+        ("tiny-random-bert", {"device": "cpu", "precision": "bf16"}, "torch"),
+        ("tiny-random-bert", {"device": "cpu", "pooler": "first_last_avg"}, "onnx"),
+    ],
+)
+def test_auto_is_onnx_where_it_can_run(name, settings, backend):
+    settings = {"pooler": "mean", **settings}
+    assert Embedder.from_name(name, use_cache=False, **settings).about["backend"] == backend
+
+
+def test_the_frozen_fast_path_exports_from_enough_texts_and_removes_its_export():
+    enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    with frozen_fast_path(enc, FAST_PATH_TEXTS - 1) as same:
+        assert same is enc
+    with frozen_fast_path(enc, FAST_PATH_TEXTS) as fast:
+        assert isinstance(fast, OnnxEncoder) and fast.path.is_file()
+        np.testing.assert_allclose(fast.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+    assert not fast.path.exists()
+    with frozen_fast_path(enc.to(torch.bfloat16), FAST_PATH_TEXTS) as same:  # not fp32: PyTorch encodes it
+        assert same is enc
+
+
+@pytest.mark.parametrize(
     ("settings", "message"),
     [
         ({"backend": "tensorrt"}, "backend must be one of"),
-        ({"backend": "auto"}, "backend must be one of"),
         ({"backend": "onnx", "precision": "bf16"}, "runs kit encoders on the CPU in fp32"),
     ],
 )

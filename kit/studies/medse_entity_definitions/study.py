@@ -27,6 +27,7 @@ from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
+from kit.core.onnx_encoder import frozen_fast_path
 from kit.core.train import train_contrastive
 from kit.core.whitening import Whitened, Whitening, fit_whitening
 from kit.data import (
@@ -246,8 +247,9 @@ class Study(StudyBase):
         if whitening is None:
             self.score_suite(encoder, run_dir)
             return
-        embed = Embedder.from_encoder(encoder, run_dir.name)
-        outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
+        with frozen_fast_path(encoder, suite_rows.text_count(self.suite_tasks)) as fast:
+            embed = Embedder.from_encoder(fast, run_dir.name)
+            outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 
     def whitening(self, encoder: Encoder) -> Whitening:
