@@ -6,7 +6,7 @@
 length-sorted batching. ``fp32`` gives the PyTorch embeddings to about 1e-6; ``int8`` (ONNX Runtime's dynamic
 quantisation of the weights) is faster and moves embeddings, so it is an option, never a default. The fp32 path is
 the default wherever weights are frozen on the CPU (``kit.evaluate --backend auto``, a study's suite scoring through
-``frozen_fast_path``): with the suite's token batches it is the faster exact encoder on the 2-core machine (the
+``fastest_exact``): with the suite's token batches it is the faster exact encoder on the 2-core machine (the
 speed tables of ``benchmarks/evaluate.py``; ``benchmarks/encode.py`` times batches of 64 short sentences).
 
 An export is used only when its folder's manifest names the same weights (and graph: configuration, versions)
@@ -16,11 +16,10 @@ manifest written for other weights is replaced, and the model is exported again.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +27,10 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.models import Encoder, length_sorted
+from kit.core.models import LAYER_POOLERS, Encoder, length_sorted
 from kit.data.resolver import cache_dir
 
-EXPORT_VERSION = 2  # bump when the exported graph changes, so older exports are not reused
+EXPORT_VERSION = 3  # bump when the exported graph changes, so older exports are not reused
 
 
 def onnx_available() -> bool:
@@ -42,8 +41,9 @@ def onnx_available() -> bool:
     return True
 
 
-def weights_digest(encoder) -> str:
-    """``digest`` of what decides the exported graph: the encoder's pooler, its backbone's class and configuration
+def weights_digest(encoder, poolers: Sequence[str] | None = None) -> str:
+    """``digest`` of what decides the exported graph: its poolers (the encoder's own by default), the backbone's
+    class and configuration
     (heads, activation, attention implementation), the torch and transformers versions, and every parameter and
     buffer (name, dtype, shape, bytes)."""
     import transformers
@@ -53,23 +53,30 @@ def weights_digest(encoder) -> str:
     versions = [torch.__version__, transformers.__version__]
     state = encoder.state_dict()
     tensors = [(k, v.detach().cpu().contiguous().numpy()) for k, v in sorted(state.items())]
-    return digest("kit onnx export", EXPORT_VERSION, encoder.pooler, graph, versions, tensors)
+    outputs = list(poolers or (encoder.pooler,))
+    return digest("kit onnx export", EXPORT_VERSION, outputs, graph, versions, tensors)
 
 
 class _Graph(torch.nn.Module):
-    """``Encoder.forward`` on positional tensor inputs, as ``torch.onnx.export`` traces it."""
+    """``Encoder.encode_poolers`` on positional tensor inputs, as ``torch.onnx.export`` traces it: one backbone
+    pass, an output per pooler."""
 
-    def __init__(self, encoder, names: list[str]):
+    def __init__(self, encoder, names: list[str], poolers: Sequence[str]):
         super().__init__()
-        self.encoder, self.names = encoder, names
+        self.encoder, self.names, self.poolers = encoder, names, list(poolers)
 
     def forward(self, *tensors):
-        return self.encoder(dict(zip(self.names, tensors, strict=True)))
+        features = dict(zip(self.names, tensors, strict=True))
+        layers = any(p in LAYER_POOLERS for p in self.poolers)
+        states = self.encoder.backbone(**self.encoder._with_sdpa_mask(features), output_hidden_states=layers)
+        return tuple(self.encoder.pool(states, features["attention_mask"], p) for p in self.poolers)
 
 
-def export(encoder, folder: Path, quantize: bool = False) -> Path:
-    """Write ``model.onnx`` (and with ``quantize`` ``model.int8.onnx``) and ``manifest.json`` under ``folder``."""
+def export(encoder, folder: Path, quantize: bool = False, poolers: Sequence[str] | None = None) -> Path:
+    """Write ``model.onnx`` (and with ``quantize`` ``model.int8.onnx``) and ``manifest.json`` under ``folder``: one
+    output per pooler of ``poolers`` (the encoder's own by default), named by it."""
     names = list(encoder.tokenizer.model_input_names)
+    outputs = list(poolers or (encoder.pooler,))
     sample = encoder.tokenize(["an example sentence", "a second, longer example sentence"], 16)
     dynamic = {name: {0: "batch", 1: "tokens"} for name in names}
     was_training = encoder.training
@@ -82,12 +89,12 @@ def export(encoder, folder: Path, quantize: bool = False) -> Path:
         write_atomic(
             fp32,
             lambda tmp: torch.onnx.export(
-                _Graph(encoder, names),
+                _Graph(encoder, names, outputs),
                 tuple(sample[n].cpu() for n in names),
                 str(tmp),
                 input_names=names,
-                output_names=["embedding"],
-                dynamic_axes={**dynamic, "embedding": {0: "batch"}},
+                output_names=outputs,
+                dynamic_axes={**dynamic, **{output: {0: "batch"} for output in outputs}},
                 opset_version=17,
                 dynamo=False,
             ),
@@ -107,7 +114,7 @@ def export(encoder, folder: Path, quantize: bool = False) -> Path:
         finally:
             root.setLevel(level)
         files["model.int8.onnx"] = file_digest(int8)
-    manifest = {"weights": folder.name, "inputs": names, "dim": encoder.dim, "files": files}
+    manifest = {"weights": folder.name, "inputs": names, "outputs": outputs, "dim": encoder.dim, "files": files}
     write_text_atomic(folder / "manifest.json", json.dumps(manifest, indent=1))
     return folder
 
@@ -121,8 +128,8 @@ def _valid(folder: Path, file: str) -> dict | None:
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         recorded = manifest["files"].get(file)
-        if not {"inputs", "dim", "weights"} <= manifest.keys():
-            raise KeyError("it lacks inputs, dim or weights")
+        if not {"inputs", "outputs", "dim", "weights"} <= manifest.keys():
+            raise KeyError("it lacks inputs, outputs, dim or weights")
     except (ValueError, KeyError, AttributeError, TypeError) as err:
         set_aside(manifest_path, f"{type(err).__name__}: {err}")
         return None
@@ -136,9 +143,10 @@ def _valid(folder: Path, file: str) -> dict | None:
 
 
 class OnnxEncoder:
-    """An exported ``Encoder`` behind ``Encoder.encode``'s signature (``tokenizer``, ``dim``, ``encode``)."""
+    """An exported ``Encoder`` behind ``Encoder.encode``'s signature (``tokenizer``, ``dim``, ``encode``, and
+    ``encode_poolers`` for the poolers it was exported with, ``outputs``; ``encode`` gives the first)."""
 
-    def __init__(self, path: Path, tokenizer, names: list[str], dim: int, threads: int):
+    def __init__(self, path: Path, tokenizer, names: list[str], dim: int, threads: int, outputs: Sequence[str]):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -146,21 +154,26 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.path, self.tokenizer, self.names, self.dim = path, tokenizer, names, dim
+        self.outputs = list(outputs)
 
     @classmethod
-    def from_encoder(cls, encoder, int8: bool = False, cache: Path | None = None) -> OnnxEncoder:
-        """The cached export of ``encoder``'s current weights, exported first when absent, stale or damaged."""
+    def from_encoder(
+        cls, encoder, int8: bool = False, cache: Path | None = None, poolers: Sequence[str] | None = None
+    ) -> OnnxEncoder:
+        """The cached export of ``encoder``'s current weights (under ``poolers``, its own by default), exported first
+        when absent, stale or damaged."""
         if not onnx_available():
             raise ImportError("backend 'onnx' needs ONNX Runtime: pip install onnxruntime (or use backend 'torch')")
-        folder = (cache or cache_dir() / "onnx") / weights_digest(encoder)
+        folder = (cache or cache_dir() / "onnx") / weights_digest(encoder, poolers)
         file = "model.int8.onnx" if int8 else "model.onnx"
         manifest = _valid(folder, file)
         if manifest is None:
-            export(encoder, folder, quantize=int8)
+            export(encoder, folder, quantize=int8, poolers=poolers)
             manifest = _valid(folder, file)
         if manifest is None:  # another process rewrote the folder meanwhile
             raise RuntimeError(f"the ONNX export under {folder} changed while it was written; run the command again")
-        return cls(folder / file, encoder.tokenizer, manifest["inputs"], manifest["dim"], torch.get_num_threads())
+        threads = torch.get_num_threads()
+        return cls(folder / file, encoder.tokenizer, manifest["inputs"], manifest["dim"], threads, manifest["outputs"])
 
     def encode(
         self,
@@ -171,14 +184,33 @@ class OnnxEncoder:
         show_progress: bool | None = None,
     ) -> np.ndarray:
         """As ``Encoder.encode``: float32 [len(texts), dim] in input order, batches sorted by length."""
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        first = self.outputs[0]
+        return self.encode_poolers(texts, (first,), batch_size, max_length, normalize, show_progress)[first]
+
+    def encode_poolers(
+        self,
+        texts: list[str],
+        poolers: Sequence[str],
+        batch_size: int = 64,
+        max_length: int = 256,
+        normalize: bool = False,
+        show_progress: bool | None = None,
+    ) -> dict[str, np.ndarray]:
+        """As ``Encoder.encode_poolers``, for poolers among ``outputs``: one session run per batch."""
+        unknown = [p for p in poolers if p not in self.outputs]
+        if unknown:
+            raise ValueError(f"poolers must be among the exported {self.outputs}, got {unknown}")
+        out = {p: np.empty((len(texts), self.dim), dtype=np.float32) for p in poolers}
         for idx in length_sorted(texts, batch_size, show_progress, "encode (onnx)"):
             features = self.tokenizer(
                 [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="np"
             )
-            out[idx] = self.session.run(None, {n: features[n].astype(np.int64) for n in self.names})[0]
+            runs = self.session.run(list(poolers), {n: features[n].astype(np.int64) for n in self.names})
+            for pooler, emb in zip(poolers, runs, strict=True):
+                out[pooler][idx] = emb
         if normalize:
-            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+            for emb in out.values():
+                emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
         return out
 
 
@@ -186,17 +218,15 @@ FAST_PATH_TEXTS = 2000
 """Texts from which a frozen encoder's scoring pays for its export (a few seconds) on ONNX Runtime."""
 
 
-@contextlib.contextmanager
-def frozen_fast_path(encoder, texts: int) -> Iterator:
-    """The fastest exact encoder for ``texts`` texts from ``encoder``'s frozen weights: ONNX Runtime fp32 on an
-    export in a temporary folder (removed afterwards) when ``encoder`` is a kit ``Encoder`` on the CPU in fp32,
-    ONNX Runtime is installed and ``texts >= FAST_PATH_TEXTS``; else ``encoder`` itself. The same embeddings to
-    about 1e-6."""
+def fastest_exact(encoder, texts: int, poolers: Sequence[str] | None = None):
+    """The fastest exact encoder of ``texts`` texts with ``encoder``'s frozen weights: ONNX Runtime fp32 (under
+    ``poolers``, its own by default) when ``encoder`` is a kit ``Encoder`` on the CPU in fp32, ONNX Runtime is
+    installed and ``texts >= FAST_PATH_TEXTS``; else ``encoder`` itself. The same embeddings to about 1e-6; the export
+    is written to a temporary folder, removed once ONNX Runtime has read it."""
     cpu_fp32 = isinstance(encoder, Encoder) and all(
         p.device.type == "cpu" and p.dtype == torch.float32 for p in encoder.parameters()
     )
     if not (cpu_fp32 and onnx_available() and texts >= FAST_PATH_TEXTS):
-        yield encoder
-        return
+        return encoder
     with tempfile.TemporaryDirectory(prefix="kit-onnx-") as folder:
-        yield OnnxEncoder.from_encoder(encoder, cache=Path(folder))
+        return OnnxEncoder.from_encoder(encoder, cache=Path(folder), poolers=poolers)

@@ -5,7 +5,9 @@ average embeddings, each with and without BERT-whitening, and the starting-model
 rows that are one model. ``SharedPoolings`` reads the start once and computes every pooling its rows use in one
 forward pass per batch (``Encoder.encode_poolers``). It keeps each call's arrays, so that the next row to encode the
 same texts in the same batches (the suite's, the whitening sample's) finds them computed. A view's vectors equal
-``Encoder.from_pretrained(name, pooler, seed).encode``'s bit for bit (``tests/core/test_shared_poolings.py``).
+``Encoder.from_pretrained(name, pooler, seed).encode``'s bit for bit (``tests/core/test_shared_poolings.py``); a
+call of ``FAST_PATH_TEXTS`` texts or more runs on one ONNX Runtime export of every pooling
+(``kit.core.onnx_encoder.fastest_exact``, made at the first such call), equal to about 1e-6.
 
 Its weights are frozen (``requires_grad`` off): a row that trained them would fail at its first backward pass
 instead of reading vectors of the untrained model. Memory: one float32 vector per pooling and text encoded, held
@@ -21,6 +23,7 @@ import numpy as np
 
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
+from kit.core.onnx_encoder import FAST_PATH_TEXTS, fastest_exact
 
 
 class SharedPoolings:
@@ -30,6 +33,7 @@ class SharedPoolings:
         self.encoder = encoder.requires_grad_(False)
         self.poolers = tuple(dict.fromkeys(poolers))
         self.memo: dict[tuple, dict[str, np.ndarray]] = {}
+        self.fast = None  # fastest_exact(encoder) under every pooling, made at the first call it pays for
 
     def view(self, pooler: str) -> PoolingView:
         """The model under one of ``poolers``, used where an ``Encoder`` is."""
@@ -49,9 +53,11 @@ class SharedPoolings:
         texts = list(texts)
         key = (digest(texts), batch_size, max_length, normalize)
         if key not in self.memo:
-            self.memo[key] = self.encoder.encode_poolers(
-                texts, self.poolers, batch_size, max_length, normalize, show_progress
-            )
+            model = self.encoder
+            if len(texts) >= FAST_PATH_TEXTS:
+                self.fast = self.fast or fastest_exact(self.encoder, len(texts), self.poolers)
+                model = self.fast
+            self.memo[key] = model.encode_poolers(texts, self.poolers, batch_size, max_length, normalize, show_progress)
         return self.memo[key][pooler].copy()
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from kit.core.models import POOLERS, Encoder
-from kit.core.onnx_encoder import FAST_PATH_TEXTS, OnnxEncoder, frozen_fast_path, weights_digest
+from kit.core.onnx_encoder import FAST_PATH_TEXTS, OnnxEncoder, fastest_exact, weights_digest
 from kit.evaluation.embeddings import Embedder
 
 pytest.importorskip("onnxruntime")
@@ -99,16 +99,26 @@ def test_auto_is_onnx_where_it_can_run(name, settings, backend):
     assert Embedder.from_name(name, use_cache=False, **settings).about["backend"] == backend
 
 
-def test_the_frozen_fast_path_exports_from_enough_texts_and_removes_its_export():
+def test_the_fastest_exact_encoder_is_onnx_from_enough_texts_and_its_export_is_removed():
     enc = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
-    with frozen_fast_path(enc, FAST_PATH_TEXTS - 1) as same:
-        assert same is enc
-    with frozen_fast_path(enc, FAST_PATH_TEXTS) as fast:
-        assert isinstance(fast, OnnxEncoder) and fast.path.is_file()
-        np.testing.assert_allclose(fast.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
-    assert not fast.path.exists()
-    with frozen_fast_path(enc.to(torch.bfloat16), FAST_PATH_TEXTS) as same:  # not fp32: PyTorch encodes it
-        assert same is enc
+    assert fastest_exact(enc, FAST_PATH_TEXTS - 1) is enc
+    fast = fastest_exact(enc, FAST_PATH_TEXTS)
+    assert isinstance(fast, OnnxEncoder) and not fast.path.exists()  # read by ONNX Runtime, then removed
+    np.testing.assert_allclose(fast.encode(TEXTS, max_length=32), enc.encode(TEXTS, max_length=32), atol=1e-4)
+    assert fastest_exact(enc.to(torch.bfloat16), FAST_PATH_TEXTS) is enc  # not fp32: PyTorch encodes it
+
+
+def test_one_export_gives_every_pooler_of_one_forward_pass(tmp_path):
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=1)
+    fast = OnnxEncoder.from_encoder(enc, cache=tmp_path, poolers=POOLERS)
+    for normalize in (False, True):
+        want = enc.encode_poolers(TEXTS, POOLERS, batch_size=4, max_length=32, normalize=normalize)
+        got = fast.encode_poolers(TEXTS, POOLERS, batch_size=4, max_length=32, normalize=normalize)
+        for pooler in POOLERS:
+            np.testing.assert_allclose(got[pooler], want[pooler], atol=1e-4, rtol=0)
+    assert len(list(tmp_path.iterdir())) == 1 and OnnxEncoder.from_encoder(enc, cache=tmp_path).path != fast.path
+    with pytest.raises(ValueError, match="poolers must be among the exported"):
+        OnnxEncoder.from_encoder(enc, cache=tmp_path).encode_poolers(TEXTS, ("mean",))
 
 
 @pytest.mark.parametrize(

@@ -57,3 +57,18 @@ def test_a_pooling_not_shared_is_refused_by_name():
         shared.view("first_last_avg")
     with pytest.raises(ValueError, match="poolers must be among"):
         shared.encoder.encode_poolers(TEXTS, ["cls"])  # a mean encoder has no MLP
+
+
+def test_a_call_of_many_texts_runs_every_pooling_on_one_onnx_export():
+    pytest.importorskip("onnxruntime")
+    from kit.core.onnx_encoder import FAST_PATH_TEXTS, OnnxEncoder
+
+    texts = [f"{t} {i}" for i, t in enumerate(TEXTS * (FAST_PATH_TEXTS // len(TEXTS) + 1))][:FAST_PATH_TEXTS]
+    shared = SharedPoolings(Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=2), POOLERS)
+    shared.view("mean").encode(texts[:10], max_length=16)
+    assert shared.fast is None  # a short call stays on PyTorch
+    for pooler in POOLERS:
+        alone = Encoder.from_pretrained("tiny-random-bert", pooler, seed=2)
+        got = shared.view(pooler).encode(texts, max_length=16)
+        np.testing.assert_allclose(got, alone.encode(texts, max_length=16), atol=1e-4, rtol=0)
+    assert isinstance(shared.fast, OnnxEncoder) and shared.fast.outputs == list(POOLERS)
