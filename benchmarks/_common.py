@@ -30,12 +30,21 @@ def best_of(fn, repeats: int) -> float:
     return min(times)
 
 
+def onnxruntime_version() -> str | None:
+    """ONNX Runtime's version (its CPU kernels decide the ONNX rows' speed), None when it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("onnxruntime")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def record(title: str, table: str, quick: bool) -> None:
     """Print the table; in full mode also append it, dated, to the machine's results file."""
     command = "python " + shlex.join([Path(sys.argv[0]).as_posix().split("/medcse/")[-1], *sys.argv[1:]])
-    text = (
-        f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {machine()}, torch {torch.__version__}, `{command}`\n\n{table}\n"
-    )
+    versions = f"torch {torch.__version__}" + (f", onnxruntime {ort}" if (ort := onnxruntime_version()) else "")
+    text = f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {machine()}, {versions}, `{command}`\n\n{table}\n"
     print(text)
     if not quick:
         RESULTS.mkdir(exist_ok=True)

@@ -1,7 +1,7 @@
 """Scoring one encoder on the whole English evaluation suite: ``kit.evaluation.suite.evaluate`` with a cold
 embedding cache (every text encoded, the model's fingerprint, loading and any ONNX export included), then with
-the warm cache, in one process, for each backend: PyTorch in fp32 (``kit.evaluate``'s default) and under bf16
-autocast, ONNX Runtime in fp32 and int8.
+the warm cache, in one process, for each backend: PyTorch in fp32 and under bf16 autocast, ONNX Runtime in fp32
+(``kit.evaluate``'s default on the CPU, ``--backend auto``) and int8.
 
 Targets (issue 48): MiniLM (all-MiniLM-L6-v2) on the English suite in at most 90 s on the 2-core CPU machine,
 cold cache, exact scores. The reference in the same process is ``SentenceTransformer.encode`` of the same distinct
