@@ -6,16 +6,17 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS := $(VENV)/.extras
 
-.PHONY: setup demo reports test lint bench lab docs clean
+.PHONY: setup tools demo reports test lint bench lab docs clean
 
 setup: $(STAMP)
 
-# torch is installed first and pinned: an unpinned torch would pull a multi-GB CUDA build.
+# torch is installed first and pinned: an unpinned torch would pull a multi-GB CUDA build. The setup is what make demo
+# and make lab need (the kit and JupyterLab); the tools of make test, lint, docs and bench come with $(EXTRAS).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH)"
-	$(BIN)/pip install -q -e ".[dev,docs,lab]"
+	$(BIN)/pip install -q -e ".[lab]"
 	touch $(STAMP)
 
 demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11 minutes on 2 CPU cores, plus the install on first use)
@@ -24,10 +25,12 @@ demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11
 reports: setup  ## the full CPU study and the explorer, then reports/index.html
 	$(BIN)/python -m kit.batch params/simcse_augmentations/cpu.yaml params/explore_augmentations
 
-# Ray (kit.batch --ray / --jobs N) and mteb (MTEB tasks and result files) are optional extras: the tests install
-# them, make demo does not.
+# pytest, ruff and nlpaug (dev), MkDocs (docs), Ray (kit.batch --ray / --jobs N) and mteb (MTEB tasks and result
+# files) are optional extras: make test, lint, docs and bench install them, make demo does not.
+tools: $(EXTRAS)
+
 $(EXTRAS): $(STAMP) pyproject.toml
-	$(BIN)/pip install -q -e ".[dev,cluster,mteb]"
+	$(BIN)/pip install -q -e ".[dev,docs,cluster,mteb]"
 	touch $(EXTRAS)
 
 # pdfLaTeX and booktabs for the test that compiles the reports' LaTeX tables: Debian's packages, installed once
@@ -43,20 +46,20 @@ $(TEX_TRIED): $(STAMP)
 
 # One pytest worker per core (TEST_JOBS=0: no workers, one process); tests sharing the session's smoke runs stay on one worker.
 TEST_JOBS ?= auto
-test: setup $(EXTRAS) $(TEX_TRIED)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
+test: tools $(TEX_TRIED)  ## the whole suite, papermill smoke runs of every notebook and the quick benchmarks
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=40 --durations-min=20
 
-lint: setup  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)
+lint: tools  ## ruff: the rules and formatting of pyproject.toml (also checked by make test)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-bench: setup  ## full benchmarks; tables appended to benchmarks/results/<machine>.md
+bench: tools  ## full benchmarks; tables appended to benchmarks/results/<machine>.md
 	$(BIN)/python benchmarks/augment.py
 	$(BIN)/python benchmarks/train_step.py
 	$(BIN)/python benchmarks/encode.py
 	$(BIN)/python benchmarks/memory.py
 	$(BIN)/python benchmarks/bootstrap.py
 
-docs: setup  ## the documentation site from docs/ into site/, offline; --strict fails on a broken link or page
+docs: tools  ## the documentation site from docs/ into site/, offline; --strict fails on a broken link or page
 	$(BIN)/python -m kit.docs render
 	$(BIN)/mkdocs build --strict --quiet
 
