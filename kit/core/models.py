@@ -458,6 +458,12 @@ class Encoder(nn.Module):
         first = out.hidden_states[1 if pooler == "first_last_avg" else 0]
         return masked_mean((first + out.hidden_states[-1]) / 2, mask)
 
+    def pooled(self, features: dict[str, torch.Tensor], poolers: Sequence[str]) -> tuple[torch.Tensor, ...]:
+        """One backbone pass over tokenizer outputs ``features``, pooled under each of ``poolers`` ([B, d] each)."""
+        layers = any(p in LAYER_POOLERS for p in poolers)
+        states = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=layers)
+        return tuple(self.pool(states, features["attention_mask"], p) for p in poolers)
+
     def _with_sdpa_mask(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """For SDPA attention, the padding mask as the boolean [B, 1, 1, T] mask that SDPA reads
         (True: attend), which transformers passes through as given. Given the 2D mask, transformers
@@ -500,12 +506,10 @@ class Encoder(nn.Module):
         was_training = self.training
         self.eval()
         out = {p: np.empty((len(texts), self.dim), dtype=np.float32) for p in poolers}
-        layers = any(p in LAYER_POOLERS for p in poolers)
         for idx in length_sorted(texts, batch_size, show_progress):
             feats = to_device(self.tokenize([texts[i] for i in idx], max_length), self.device)
-            states = self.backbone(**self._with_sdpa_mask(feats), output_hidden_states=layers)
-            for pooler in poolers:
-                emb = self.pool(states, feats["attention_mask"], pooler).float()
+            for pooler, emb in zip(poolers, self.pooled(feats, poolers), strict=True):
+                emb = emb.float()
                 if normalize:
                     emb = nn.functional.normalize(emb, dim=-1)
                 out[pooler][idx] = emb.cpu().numpy()

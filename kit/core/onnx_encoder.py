@@ -27,7 +27,7 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.models import LAYER_POOLERS, Encoder, length_sorted
+from kit.core.models import Encoder, length_sorted
 from kit.data.resolver import cache_dir
 
 EXPORT_VERSION = 3  # bump when the exported graph changes, so older exports are not reused
@@ -66,10 +66,7 @@ class _Graph(torch.nn.Module):
         self.encoder, self.names, self.poolers = encoder, names, list(poolers)
 
     def forward(self, *tensors):
-        features = dict(zip(self.names, tensors, strict=True))
-        layers = any(p in LAYER_POOLERS for p in self.poolers)
-        states = self.encoder.backbone(**self.encoder._with_sdpa_mask(features), output_hidden_states=layers)
-        return tuple(self.encoder.pool(states, features["attention_mask"], p) for p in self.poolers)
+        return self.encoder.pooled(dict(zip(self.names, tensors, strict=True)), self.poolers)
 
 
 def export(encoder, folder: Path, quantize: bool = False, poolers: Sequence[str] | None = None) -> Path:
