@@ -34,8 +34,7 @@ import pandas as pd
 from kit.core.compute import EVALUATION_LENGTH, Work, encoding
 from kit.core.files import set_aside, write_text_atomic
 from kit.core.models import Encoder, model_fingerprint, resolve_model
-from kit.core.onnx_encoder import fastest_exact
-from kit.core.shared_poolings import PoolingView, SharedPoolings
+from kit.core.shared_poolings import PoolingView, SharedPoolings, frozen_fast_path
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
 from kit.evaluation.task import Task
@@ -367,7 +366,7 @@ class StudyBase:
         the outputs of the tasks it names, which the study computed itself (the probes it fitted for its table)."""
         given = given or {}
         tasks = [t for t in self.suite_tasks if t.name not in given]
-        fast = fastest_exact(encoder, suite_rows.text_count(tasks))
+        fast = frozen_fast_path(encoder, suite_rows.text_count(tasks))
         outputs = suite_rows.score_run(Embedder.from_encoder(fast, run_dir.name), tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, {**outputs, **given})
 

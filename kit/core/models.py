@@ -443,8 +443,13 @@ class Encoder(nn.Module):
 
         ``features`` are tokenizer outputs, or embedding inputs (``inputs_embeds``, ``position_ids``)
         for view generators that work below the vocabulary (ConSERT's, in ``kit.core.objectives``)."""
-        out = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=self.pooler in LAYER_POOLERS)
+        out = self.backbone_states(features, self.pooler in LAYER_POOLERS)
         return self.pool(out, features["attention_mask"], self.pooler, training_head), out.last_hidden_state
+
+    def backbone_states(self, features: dict[str, torch.Tensor], hidden_states: bool = False):
+        """The backbone's output on ``features`` (``hidden_states``: every layer's too), the one place every
+        forward pass reads it (a subclass that feeds the backbone otherwise overrides this)."""
+        return self.backbone(**self._with_sdpa_mask(features), output_hidden_states=hidden_states)
 
     def pool(self, out, mask: torch.Tensor, pooler: str, training_head: bool = False) -> torch.Tensor:
         """One pooler's embeddings [B, d] of a backbone output (``hidden_states`` needed for ``LAYER_POOLERS``):
@@ -460,8 +465,7 @@ class Encoder(nn.Module):
 
     def pooled(self, features: dict[str, torch.Tensor], poolers: Sequence[str]) -> tuple[torch.Tensor, ...]:
         """One backbone pass over tokenizer outputs ``features``, pooled under each of ``poolers`` ([B, d] each)."""
-        layers = any(p in LAYER_POOLERS for p in poolers)
-        states = self.backbone(**self._with_sdpa_mask(features), output_hidden_states=layers)
+        states = self.backbone_states(features, any(p in LAYER_POOLERS for p in poolers))
         return tuple(self.pool(states, features["attention_mask"], p) for p in poolers)
 
     def _with_sdpa_mask(self, features: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

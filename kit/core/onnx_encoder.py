@@ -1,13 +1,14 @@
-"""Frozen encoders on ONNX Runtime: ``kit.evaluate --backend onnx`` (and ``onnx-int8``) on the CPU.
+"""Frozen encoders on ONNX Runtime: ``kit.evaluate --backend auto`` (the default), ``onnx`` and ``onnx-int8``, CPU.
 
-``OnnxEncoder.from_encoder(encoder)`` exports the encoder's inference graph (backbone and pooler, as
-``Encoder.forward`` computes it) with ``torch.onnx.export`` once per set of weights, caches it under
-``$KIT_CACHE/onnx/<weights digest>/`` and encodes with ONNX Runtime's CPU provider, with the kit's own
-length-sorted batching. ``fp32`` gives the PyTorch embeddings to about 1e-6; ``int8`` (ONNX Runtime's dynamic
-quantisation of the weights) is faster and moves embeddings, so it is an option, never a default. The fp32 path is
-the default wherever weights are frozen on the CPU (``kit.evaluate --backend auto``, a study's suite scoring through
-``fastest_exact``): with the suite's token batches it is the faster exact encoder on the 2-core machine (the
-speed tables of ``benchmarks/evaluate.py``; ``benchmarks/encode.py`` times batches of 64 short sentences).
+``OnnxEncoder.from_encoder(encoder, poolers=...)`` exports the encoder's inference graph (one backbone pass, an
+output per pooler, as ``Encoder.pooled`` computes it) with ``torch.onnx.export`` once per set of weights and
+poolers, caches it under ``$KIT_CACHE/onnx/<weights digest>/`` and encodes with ONNX Runtime's CPU provider, with
+the kit's own length-sorted batching. ``fp32`` gives the PyTorch embeddings to about 1e-6; ``int8`` (ONNX Runtime's
+dynamic quantisation of the weights) is faster and moves embeddings, so it is an option, never a default. The fp32
+path is the default wherever weights are frozen on the CPU (``kit.evaluate --backend auto``, a study's suite scoring
+through ``fastest_exact``). Its speed against PyTorch's depends on the CPU: on the suite's token batches it read
+MiniLM's English suite 1.39x as fast on an AMD EPYC's 2 cores and 0.95x on an Intel Xeon's (``benchmarks/evaluate.py``
+and ``benchmarks/encode.py``, whose tables name the CPU; ``docs/changelog.md``, 2026-12-04).
 
 An export is used only when its folder's manifest names the same weights (and graph: configuration, versions)
 and its file still has the digest recorded when it was written: a damaged file or manifest is set aside, a
@@ -27,7 +28,7 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.models import Encoder, length_sorted
+from kit.core.models import POOLERS, Encoder, length_sorted
 from kit.data.resolver import cache_dir
 
 EXPORT_VERSION = 3  # bump when the exported graph changes, so older exports are not reused
@@ -58,8 +59,8 @@ def weights_digest(encoder, poolers: Sequence[str] | None = None) -> str:
 
 
 class _Graph(torch.nn.Module):
-    """``Encoder.encode_poolers`` on positional tensor inputs, as ``torch.onnx.export`` traces it: one backbone
-    pass, an output per pooler."""
+    """``Encoder.pooled`` on positional tensor inputs, as ``torch.onnx.export`` traces it: one backbone pass, an
+    output per pooler."""
 
     def __init__(self, encoder, names: list[str], poolers: Sequence[str]):
         super().__init__()
@@ -74,6 +75,9 @@ def export(encoder, folder: Path, quantize: bool = False, poolers: Sequence[str]
     output per pooler of ``poolers`` (the encoder's own by default), named by it."""
     names = list(encoder.tokenizer.model_input_names)
     outputs = list(poolers or (encoder.pooler,))
+    unknown = [p for p in outputs if p not in POOLERS or (p == "cls" and encoder.mlp is None)]
+    if unknown:
+        raise ValueError(f"poolers must be among {POOLERS} (cls: an encoder read with a cls pooler), got {unknown}")
     sample = encoder.tokenize(["an example sentence", "a second, longer example sentence"], 16)
     dynamic = {name: {0: "batch", 1: "tokens"} for name in names}
     was_training = encoder.training
@@ -150,7 +154,9 @@ class OnnxEncoder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.path, self.tokenizer, self.names, self.dim = path, tokenizer, names, dim
+        graph_inputs = {i.name for i in self.session.get_inputs()}  # the tracer drops an input the graph never reads
+        self.path, self.tokenizer, self.dim = path, tokenizer, dim
+        self.names = [n for n in names if n in graph_inputs]
         self.outputs = list(outputs)
 
     @classmethod

@@ -5,9 +5,10 @@ average embeddings, each with and without BERT-whitening, and the starting-model
 rows that are one model. ``SharedPoolings`` reads the start once and computes every pooling its rows use in one
 forward pass per batch (``Encoder.encode_poolers``). It keeps each call's arrays, so that the next row to encode the
 same texts in the same batches (the suite's, the whitening sample's) finds them computed. A view's vectors equal
-``Encoder.from_pretrained(name, pooler, seed).encode``'s bit for bit (``tests/core/test_shared_poolings.py``); a
-call of ``FAST_PATH_TEXTS`` texts or more runs on one ONNX Runtime export of every pooling
-(``kit.core.onnx_encoder.fastest_exact``, made at the first such call), equal to about 1e-6.
+``Encoder.from_pretrained(name, pooler, seed).encode``'s bit for bit (``tests/core/test_shared_poolings.py``) until
+a call of ``FAST_PATH_TEXTS`` texts or more, or a suite of as many announced by ``frozen_fast_path`` (whose calls
+come one token batch at a time), has made one ONNX Runtime export of every pooling
+(``kit.core.onnx_encoder.fastest_exact``); the calls after it run there, equal to about 1e-6.
 
 Its weights are frozen (``requires_grad`` off): a row that trained them would fail at its first backward pass
 instead of reading vectors of the untrained model. Memory: one float32 vector per pooling and text encoded, held
@@ -53,12 +54,17 @@ class SharedPoolings:
         texts = list(texts)
         key = (digest(texts), batch_size, max_length, normalize)
         if key not in self.memo:
-            model = self.encoder
-            if len(texts) >= FAST_PATH_TEXTS:
-                self.fast = self.fast or fastest_exact(self.encoder, len(texts), self.poolers)
-                model = self.fast
+            self.prepare(len(texts))
+            model = self.fast or self.encoder
             self.memo[key] = model.encode_poolers(texts, self.poolers, batch_size, max_length, normalize, show_progress)
         return self.memo[key][pooler].copy()
+
+    def prepare(self, texts: int) -> None:
+        """Calls to come encode ``texts`` texts in all: from ``FAST_PATH_TEXTS``, they (and every later call) run on
+        the ONNX Runtime export of every pooling, made now once."""
+        if self.fast is None and texts >= FAST_PATH_TEXTS:
+            fast = fastest_exact(self.encoder, texts, self.poolers)
+            self.fast = None if fast is self.encoder else fast
 
 
 @dataclass
@@ -83,3 +89,12 @@ class PoolingView:
         if name in ("shared", "pooler"):  # not set yet (a copy being built): no recursion
             raise AttributeError(name)
         return getattr(self.shared.encoder, name)
+
+
+def frozen_fast_path(encoder, texts: int):
+    """The model to encode ``texts`` texts in all with ``encoder``'s frozen weights, in calls of any size (a suite's
+    token batches): a ``PoolingView``, its ``SharedPoolings`` prepared for them; any other, ``fastest_exact``'s."""
+    if isinstance(encoder, PoolingView):
+        encoder.shared.prepare(texts)
+        return encoder
+    return fastest_exact(encoder, texts)

@@ -119,6 +119,10 @@ def test_one_export_gives_every_pooler_of_one_forward_pass(tmp_path):
     assert len(list(tmp_path.iterdir())) == 1 and OnnxEncoder.from_encoder(enc, cache=tmp_path).path != fast.path
     with pytest.raises(ValueError, match="poolers must be among the exported"):
         OnnxEncoder.from_encoder(enc, cache=tmp_path).encode_poolers(TEXTS, ("mean",))
+    mean = Encoder.from_pretrained("tiny-random-bert", "mean", seed=1)
+    with pytest.raises(ValueError, match="cls: an encoder read with a cls pooler"):  # no MLP: refused before tracing
+        OnnxEncoder.from_encoder(mean, cache=tmp_path / "mean", poolers=("mean", "cls"))
+    assert not (tmp_path / "mean").exists()
 
 
 @pytest.mark.parametrize(

@@ -72,3 +72,24 @@ def test_a_call_of_many_texts_runs_every_pooling_on_one_onnx_export():
         got = shared.view(pooler).encode(texts, max_length=16)
         np.testing.assert_allclose(got, alone.encode(texts, max_length=16), atol=1e-4, rtol=0)
     assert isinstance(shared.fast, OnnxEncoder) and shared.fast.outputs == list(POOLERS)
+
+
+def test_a_suite_in_token_batches_runs_on_the_export_its_count_prepared():
+    """A suite's Embedder calls a view once per token batch (under FAST_PATH_TEXTS texts each): frozen_fast_path
+    announces the suite's count so that those calls run on the export too."""
+    pytest.importorskip("onnxruntime")
+    from kit.core.onnx_encoder import FAST_PATH_TEXTS, OnnxEncoder
+    from kit.core.shared_poolings import frozen_fast_path
+    from kit.evaluation.embeddings import Embedder
+
+    shared = SharedPoolings(Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=2), POOLERS)
+    view = shared.view("first_last_avg")
+    assert frozen_fast_path(view, FAST_PATH_TEXTS - 1) is view and shared.fast is None
+    assert frozen_fast_path(view, FAST_PATH_TEXTS) is view and isinstance(shared.fast, OnnxEncoder)
+    embed = Embedder.from_encoder(view, "view", max_length=16, batch_tokens=40)
+    alone = Encoder.from_pretrained("tiny-random-bert", "first_last_avg", seed=2)
+    np.testing.assert_allclose(embed(TEXTS), alone.encode(TEXTS, max_length=16), atol=1e-4, rtol=0)
+    calls, run = [], shared.fast.encode_poolers
+    shared.fast.encode_poolers = lambda *a, **k: calls.append(len(a[0])) or run(*a, **k)
+    embed([f"{t}!" for t in TEXTS])
+    assert len(calls) > 1 and max(calls) < len(TEXTS)  # each token batch, on the export

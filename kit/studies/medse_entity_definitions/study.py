@@ -27,7 +27,7 @@ from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
-from kit.core.onnx_encoder import fastest_exact
+from kit.core.shared_poolings import frozen_fast_path
 from kit.core.train import train_contrastive
 from kit.core.whitening import Whitened, Whitening, fit_whitening
 from kit.data import (
@@ -247,7 +247,7 @@ class Study(StudyBase):
         if whitening is None:
             self.score_suite(encoder, run_dir)
             return
-        embed = Embedder.from_encoder(fastest_exact(encoder, suite_rows.text_count(self.suite_tasks)), run_dir.name)
+        embed = Embedder.from_encoder(frozen_fast_path(encoder, suite_rows.text_count(self.suite_tasks)), run_dir.name)
         outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
         suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
 

@@ -101,12 +101,12 @@ class CHQEncoder(Encoder):
     def __init__(self, s: Summarizer):
         super().__init__(s.encoder, s.tokenizer, "mean")
 
-    def embed_with_states(
-        self, features: dict[str, torch.Tensor], training_head: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        mask = features["attention_mask"]
-        states = self.backbone(input_ids=features["input_ids"], attention_mask=mask).last_hidden_state
-        return masked_mean(states, mask), states
+    def backbone_states(self, features: dict[str, torch.Tensor], hidden_states: bool = False):
+        return self.backbone(
+            input_ids=features["input_ids"],
+            attention_mask=features["attention_mask"],
+            output_hidden_states=hidden_states,
+        )
 
 
 @torch.inference_mode()

@@ -12,6 +12,7 @@ from rouge_score import rouge_scorer
 from transformers import AutoTokenizer
 
 from kit.core.models import resolve_model
+from kit.core.onnx_encoder import OnnxEncoder, onnx_available
 from kit.evaluation.rows import load_outputs
 from kit.evaluation.summarization import rouge, rouge_items
 from kit.params import ParameterError
@@ -176,7 +177,7 @@ def test_the_suite_enters_the_run_folder_and_must_be_english(tmp_path):
         QFCLParams.from_dict({**TINY, "suite": []})
 
 
-def test_the_chq_encoder_is_the_mean_of_the_encoder_states_over_the_tokens():
+def test_the_chq_encoder_is_the_mean_of_the_encoder_states_over_the_tokens(tmp_path):
     s = summarizer("tiny-random-bert")
     texts = ["Is it safe to take ibuprofen with aspirin?", "How long does a cold last?", "Rash"]
     got = CHQEncoder(s).encode(texts, max_length=16)
@@ -186,6 +187,10 @@ def test_the_chq_encoder_is_the_mean_of_the_encoder_states_over_the_tokens():
         states = s.encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
     mask = enc["attention_mask"].unsqueeze(-1).float()
     np.testing.assert_allclose(got, ((states * mask).sum(1) / mask.sum(1)).numpy(), atol=1e-5)
+    if onnx_available():  # its suite scoring's fast path: the same graph, ids and mask its only inputs
+        fast = OnnxEncoder.from_encoder(CHQEncoder(s), cache=tmp_path)
+        assert fast.names == ["input_ids", "attention_mask"]
+        np.testing.assert_allclose(fast.encode(texts, max_length=16), got, atol=1e-5)
 
 
 # ---- the extractive floor, the collapse check, the positive control, the incremental ablations ------------------
