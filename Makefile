@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[lab]"
 	touch $(STAMP)
 
-demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 11 minutes on 2 CPU cores, plus the install on first use)
+demo: setup  ## study 1, reduced but complete: its notebook's defaults (about 8 minutes on 2 CPU cores, plus the install on first use)
 	$(BIN)/python -m kit.batch params/simcse_augmentations/demo.yaml
 
 reports: setup  ## the full CPU study and the explorer, then reports/index.html

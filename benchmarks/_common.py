@@ -20,6 +20,18 @@ def machine() -> str:
     return f"{platform.machine()}-{os.cpu_count()}cores-{gpu}"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (from ``/proc/cpuinfo`` on Linux): machines of one label can hold other CPUs, whose
+    kernels rank the backends differently (ONNX Runtime against PyTorch, for one)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "CPU model unknown"
+
+
 def best_of(fn, repeats: int) -> float:
     """Minimum wall time of ``repeats`` calls (seconds)."""
     times = []
@@ -44,7 +56,8 @@ def record(title: str, table: str, quick: bool) -> None:
     """Print the table; in full mode also append it, dated, to the machine's results file."""
     command = "python " + shlex.join([Path(sys.argv[0]).as_posix().split("/medcse/")[-1], *sys.argv[1:]])
     versions = f"torch {torch.__version__}" + (f", onnxruntime {ort}" if (ort := onnxruntime_version()) else "")
-    text = f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {machine()}, {versions}, `{command}`\n\n{table}\n"
+    where = f"{machine()} ({cpu_model()})"
+    text = f"## {title}\n\n{time.strftime('%Y-%m-%d')}, {where}, {versions}, `{command}`\n\n{table}\n"
     print(text)
     if not quick:
         RESULTS.mkdir(exist_ok=True)

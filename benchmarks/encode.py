@@ -8,7 +8,7 @@ Rows: sentence-transformers (the reference), the kit's PyTorch ``Encoder.encode`
 checkpoint's own Normalize module does, and sorts by length before batching; each row's largest absolute
 difference to sentence-transformers' embeddings and smallest cosine to them are printed beside its speed.
 
-The last two rows batch as the kit's evaluations do, by about 3,072 padded tokens instead of 64 texts
+The last two rows batch as the kit's evaluations do, by about 1,024 padded tokens instead of 64 texts
 (``kit.evaluation.embeddings.token_batches``), on PyTorch and on ONNX Runtime fp32, the path the kit takes for frozen
 weights on the CPU (``kit.core.onnx_encoder.fastest_exact``, ``kit.evaluate --backend auto``).
 
@@ -143,7 +143,7 @@ def main() -> None:
             # compiled on one batch; the untimed pass below over every text makes any recompilation
             compile_seconds = best_of(of(compiled, texts[: args.batch_size]), 1)
 
-        def batched(encoder):  # the kit's own path: batches of about 3,072 padded tokens (kit.evaluation.embeddings)
+        def batched(encoder):  # the kit's own path: batches of about 1,024 padded tokens (kit.evaluation.embeddings)
             embed = Embedder.from_encoder(encoder, "benchmark", max_length=length)
             return lambda: normalized(embed(texts))
 

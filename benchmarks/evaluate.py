@@ -6,7 +6,7 @@ the warm cache, in one process, for each backend: PyTorch in fp32 and under bf16
 Targets (issue 48): MiniLM (all-MiniLM-L6-v2) on the English suite in at most 90 s on the 2-core CPU machine,
 cold cache, exact scores. The reference in the same process is ``SentenceTransformer.encode`` of the same distinct
 text lists in fp32, 64 texts per batch, nothing else (``--no-reference`` skips it); the ratio shows what the
-suite's length-bucketed batches (3,072 padded tokens each) and backends save, and what its data, scoring and
+suite's length-bucketed batches (1,024 padded tokens each) and backends save, and what its data, scoring and
 intervals cost. Every backend's main score per task is printed beside PyTorch fp32's, so what int8 and bf16
 move is measured. ``--quick`` scores tiny-random-bert on three small tasks with 200 resamples and writes nothing.
 """
@@ -89,7 +89,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--model", default=None, help="default: minilm (tiny-random-bert with --quick)")
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    ap.add_argument("--batch-tokens", type=int, default=3072)
+    ap.add_argument("--batch-tokens", type=int, default=1024)
     ap.add_argument("--resamples", type=int, default=None, help="default 2000 (200 with --quick)")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()

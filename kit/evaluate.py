@@ -141,8 +141,8 @@ def parser() -> Parser:
     ap.add_argument(
         "--batch-tokens",
         type=integer(0),
-        default=3072,
-        help="padded tokens per forward pass (default 3072; 0: --batch-size)",
+        default=1024,
+        help="padded tokens per forward pass (default 1024; 0: --batch-size)",
     )
     ap.add_argument(
         "--batch-size", type=integer(1), default=64, help="texts per forward pass with --batch-tokens 0 (default 64)"

@@ -210,7 +210,7 @@ class Embedder:
     cache: EmbeddingCache | None = None
     batch_size: int = 64
     max_length: int = 256
-    batch_tokens: int = 3072
+    batch_tokens: int = 1024
     precision: str = "fp32"
     device: str = "cpu"
     backend: str = "torch"
@@ -230,7 +230,7 @@ class Embedder:
         device: str = "auto",
         cache: EmbeddingCache | str | os.PathLike | None = None,
         use_cache: bool = True,
-        batch_tokens: int = 3072,
+        batch_tokens: int = 1024,
         backend: str = "auto",
     ) -> Embedder:
         """``pooler``: a ``kit.core.models`` pooler, or ``auto`` (what the model declares, see
