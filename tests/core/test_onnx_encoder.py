@@ -87,16 +87,33 @@ def test_embedder_backends(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("name", "settings", "backend"),
+    ("settings", "backend"),
     [
-        ("tiny-random-bert", {"device": "cpu"}, "onnx"),
-        ("tiny-random-bert", {"device": "cpu", "precision": "bf16"}, "torch"),
-        ("tiny-random-bert", {"device": "cpu", "pooler": "first_last_avg"}, "onnx"),
+        ({"device": "cpu"}, "onnx"),
+        ({"device": "cpu", "precision": "bf16"}, "torch"),
+        ({"device": "cpu", "backend": "torch"}, "torch"),
     ],
 )
-def test_auto_is_onnx_where_it_can_run(name, settings, backend):
-    settings = {"pooler": "mean", **settings}
-    assert Embedder.from_name(name, use_cache=False, **settings).about["backend"] == backend
+def test_auto_is_onnx_where_it_can_run(settings, backend):
+    assert Embedder.from_name("tiny-random-bert", "mean", use_cache=False, **settings).about["backend"] == backend
+
+
+@pytest.mark.parametrize(
+    ("chosen", "device", "precision", "backend"),
+    [
+        ("mean", "cpu", "fp32", "onnx"),
+        (None, "cpu", "fp32", "torch"),  # a sentence-transformers folder read with its own modules
+        ("mean", "cuda", "fp32", "torch"),
+        ("mean", "cpu", "bf16", "torch"),
+    ],
+)
+def test_auto_resolves_to_torch_wherever_onnx_would_be_refused(chosen, device, precision, backend, monkeypatch):
+    from kit.evaluation.embeddings import chosen_backend
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # device auto: CUDA where present
+    assert chosen_backend("auto", "mean", "auto", "fp32") == "torch"
+    assert chosen_backend("auto", chosen, device, precision) == backend
+    assert chosen_backend("onnx-int8", chosen, device, precision) == "onnx-int8"  # a backend asked for stays
 
 
 def test_the_fastest_exact_encoder_is_onnx_from_enough_texts_and_its_export_is_removed():
