@@ -446,6 +446,13 @@ class Encoder(nn.Module):
         out = self.backbone_states(features, self.pooler in LAYER_POOLERS)
         return self.pool(out, features["attention_mask"], self.pooler, training_head), out.last_hidden_state
 
+    def check_poolers(self, poolers: Sequence[str]) -> None:
+        """Raise ``ValueError`` unless every one of ``poolers`` is in ``POOLERS`` and, for ``cls``, this encoder has
+        the MLP (read with a ``cls*`` pooler)."""
+        unknown = [p for p in poolers if p not in POOLERS or (p == "cls" and self.mlp is None)]
+        if unknown:
+            raise ValueError(f"poolers must be among {POOLERS} (cls: an encoder read with a cls pooler), got {unknown}")
+
     def backbone_states(self, features: dict[str, torch.Tensor], hidden_states: bool = False):
         """The backbone's output on ``features`` (``hidden_states``: every layer's too), the one place every
         forward pass reads it (a subclass that feeds the backbone otherwise overrides this)."""
@@ -504,9 +511,7 @@ class Encoder(nn.Module):
     ) -> dict[str, np.ndarray]:
         """``encode`` under each of ``poolers`` from one forward pass per batch (``cls`` needs this encoder's MLP:
         a ``cls*`` pooler); each array equals ``encode``'s with that pooler, the batches being the same."""
-        unknown = [p for p in poolers if p not in POOLERS or (p == "cls" and self.mlp is None)]
-        if unknown:
-            raise ValueError(f"poolers must be among {POOLERS} (cls: an encoder read with a cls pooler), got {unknown}")
+        self.check_poolers(poolers)
         was_training = self.training
         self.eval()
         out = {p: np.empty((len(texts), self.dim), dtype=np.float32) for p in poolers}

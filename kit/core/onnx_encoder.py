@@ -28,7 +28,7 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.models import POOLERS, Encoder, length_sorted
+from kit.core.models import Encoder, length_sorted
 from kit.data.resolver import cache_dir
 
 EXPORT_VERSION = 3  # bump when the exported graph changes, so older exports are not reused
@@ -75,9 +75,7 @@ def export(encoder, folder: Path, quantize: bool = False, poolers: Sequence[str]
     output per pooler of ``poolers`` (the encoder's own by default), named by it."""
     names = list(encoder.tokenizer.model_input_names)
     outputs = list(poolers or (encoder.pooler,))
-    unknown = [p for p in outputs if p not in POOLERS or (p == "cls" and encoder.mlp is None)]
-    if unknown:
-        raise ValueError(f"poolers must be among {POOLERS} (cls: an encoder read with a cls pooler), got {unknown}")
+    encoder.check_poolers(outputs)
     sample = encoder.tokenize(["an example sentence", "a second, longer example sentence"], 16)
     dynamic = {name: {0: "batch", 1: "tokens"} for name in names}
     was_training = encoder.training
