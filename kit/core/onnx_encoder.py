@@ -6,9 +6,8 @@ poolers, caches it under ``$KIT_CACHE/onnx/<weights digest>/`` and encodes with 
 the kit's own length-sorted batching. ``fp32`` gives the PyTorch embeddings to about 1e-6; ``int8`` (ONNX Runtime's
 dynamic quantisation of the weights) is faster and moves embeddings, so it is an option, never a default. The fp32
 path is the default wherever weights are frozen on the CPU (``kit.evaluate --backend auto``, a study's suite scoring
-through ``fastest_exact``). Its speed against PyTorch's depends on the CPU: on the suite's token batches it read
-MiniLM's English suite 1.39x as fast on an AMD EPYC's 2 cores and 0.95x on an Intel Xeon's (``benchmarks/evaluate.py``
-and ``benchmarks/encode.py``, whose tables name the CPU; ``docs/changelog.md``, 2026-12-04).
+through ``fastest_exact``). Its speed against PyTorch's depends on the CPU: well ahead on an AMD EPYC's 2 cores,
+about even on an Intel Xeon's (the tables of ``benchmarks/evaluate.py`` and ``benchmarks/encode.py`` name the CPU).
 
 An export is used only when its folder's manifest names the same weights (and graph: configuration, versions)
 and its file still has the digest recorded when it was written: a damaged file or manifest is set aside, a

@@ -34,7 +34,7 @@ class SharedPoolings:
         self.encoder = encoder.requires_grad_(False)
         self.poolers = tuple(dict.fromkeys(poolers))
         self.memo: dict[tuple, dict[str, np.ndarray]] = {}
-        self.fast = None  # fastest_exact(encoder) under every pooling, made at the first call it pays for
+        self.fast = None  # fastest_exact(encoder) under every pooling, made by prepare once it pays for itself
 
     def view(self, pooler: str) -> PoolingView:
         """The model under one of ``poolers``, used where an ``Encoder`` is."""
