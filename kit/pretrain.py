@@ -7,6 +7,10 @@ chinese-bert-wwm); none can be had offline. This module pretrains a small one on
   tokenizer) as PubMedBERT does for its in-domain vocabulary (Gu et al. 2021); Chinese text is split
   into single characters first, as in Chinese BERT, so the Chinese vocabulary is the corpus's
   characters (plus WordPiece for its Latin and digit runs);
+- sentences are packed into sequences of ``max_length`` tokens (RoBERTa's FULL-SENTENCES, Liu et al. 2019):
+  their tokens joined, each sentence closed by [SEP], cut into blocks opened by [CLS], so every position up
+  to ``max_length`` gets a gradient; the model has exactly those positions (``max_position_embeddings``, and
+  the tokenizer's ``model_max_length``), so no reader can add an untrained position vector to a longer text;
 - the objective is BERT's (Devlin et al. 2019): 15% of the tokens are chosen, 80% of those become
   [MASK], 10% a random token, 10% stay; the loss is the cross-entropy on the chosen tokens
   (transformers' ``DataCollatorForLanguageModeling``); no next-sentence task (as RoBERTa);
@@ -60,7 +64,7 @@ CHECKPOINT = "checkpoint.pt"
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 FINISHED_FILES = (*MODEL_FILES, "training_log.json", "README.md")
 WRITTEN = (RUN_RECORD, CHECKPOINT, *FINISHED_FILES)  # every file kit.pretrain writes in a model folder
-MAX_POSITIONS = 512  # as BERT: evaluation encodes longer texts than pretraining saw
+MAX_POSITIONS = 512  # BERT's table: the longest sequences kit.pretrain trains
 
 
 @dataclass
@@ -74,8 +78,13 @@ class PretrainConfig:
     hidden: int = setting(256, "hidden size, a multiple of --heads", min=1)
     heads: int = setting(4, "attention heads", min=1)
     intermediate: int = setting(1024, "feed-forward size", min=1)
-    max_length: int = setting(48, "tokens kept of a sentence", min=MIN_MAX_LENGTH, max=MAX_POSITIONS)
-    batch_size: int = setting(256, "sentences per batch", min=1)
+    max_length: int = setting(
+        128,
+        "tokens per packed sequence: the positions the model has, each trained",
+        min=MIN_MAX_LENGTH,
+        max=MAX_POSITIONS,
+    )
+    batch_size: int = setting(64, "packed sequences per batch", min=1)
     steps: int = setting(8000, "optimizer steps", min=1)
     lr: float = setting(5e-4, "AdamW peak learning rate", gt=0)
     warmup: float = setting(0.06, "share of the steps with a linear warm-up", gt=0, lt=1)
@@ -167,6 +176,42 @@ def tokenizer_from_vocab(vocab: dict[str, int]):
         )
 
 
+def packed(ids: list[list[int]], length: int, cls: int, sep: int) -> list[list[int]]:
+    """Sentences (token ids with [CLS] ... [SEP]) packed into sequences of ``length`` tokens: their tokens
+    joined, each sentence closed by [SEP], cut into blocks of ``length - 1`` opened by [CLS] (RoBERTa's
+    FULL-SENTENCES packing, Liu et al. 2019); every block but the last holds exactly ``length`` tokens, so every
+    position below ``length`` is trained."""
+    stream = [t for x in ids for t in (*x[1:-1], sep)]
+    n = length - 1
+    return [[cls, *stream[i : i + n]] for i in range(0, len(stream), n)]
+
+
+def keep_trained_positions(folder: str | Path, length: int, why: str) -> None:
+    """Cut a saved model folder's position table to its first ``length`` rows, the ones pretraining trained, and
+    say so in its ``config.json`` (``max_position_embeddings``), its tokenizer (``model_max_length``) and, with
+    ``why``, its model card: the kit's readers never go past them (``kit.core.models.token_limit``), nor can any
+    other reader of the folder. The outputs of texts of at most ``length`` tokens are unchanged."""
+    from safetensors.torch import load_file, save_file
+
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    weights = load_file(folder / "model.safetensors")
+    key = next(k for k in weights if k.endswith("position_embeddings.weight"))
+    weights[key] = weights[key][:length].clone()
+    if "embeddings.position_ids" in weights:
+        weights["embeddings.position_ids"] = weights["embeddings.position_ids"][:, :length].clone()
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    config["max_position_embeddings"] = length
+    write_text_atomic(folder / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
+    tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    tokenizer_config["model_max_length"] = length
+    write_text_atomic(folder / "tokenizer_config.json", json.dumps(tokenizer_config, indent=2) + "\n")
+    card = folder / "README.md"
+    write_text_atomic(
+        card, card.read_text(encoding="utf-8").rstrip("\n") + f"\n\n**Trained positions: {length}.** {why}\n"
+    )
+
+
 def _model(config: PretrainConfig, tokenizer):
     from transformers import BertConfig, BertForMaskedLM
 
@@ -177,7 +222,7 @@ def _model(config: PretrainConfig, tokenizer):
         num_hidden_layers=config.layers,
         num_attention_heads=config.heads,
         intermediate_size=config.intermediate,
-        max_position_embeddings=MAX_POSITIONS,
+        max_position_embeddings=config.max_length,  # only positions that are trained
         pad_token_id=tokenizer.pad_token_id,
         attn_implementation="sdpa",
     )
@@ -270,8 +315,17 @@ def pretrain(
         tokenizer = tokenizer_from_vocab(state["vocab"])
     else:
         tokenizer = build_tokenizer(train_texts, config.vocab_size, config.min_frequency)
-    encode = lambda ts: tokenizer(ts, truncation=True, max_length=config.max_length)["input_ids"]  # noqa: E731
+    tokenizer.model_max_length = config.max_length
+
+    def encode(texts: list[str]) -> list[list[int]]:
+        ids = tokenizer(texts, verbose=False)["input_ids"]  # whole sentences: packing cuts them
+        return packed(ids, config.max_length, tokenizer.cls_token_id, tokenizer.sep_token_id)
+
     train_ids, heldout_ids = encode(train_texts), encode(heldout_texts)
+    if len(train_ids) < config.batch_size:
+        raise ValueError(
+            f"corpus packs into {len(train_ids)} training sequences, fewer than one batch of {config.batch_size}"
+        )
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=config.mask_prob, return_tensors="pt")
 
     model = _model(config, tokenizer).to(device)
@@ -369,8 +423,10 @@ def model_card(name: str, corpus: str, texts: list[str], config: PretrainConfig,
         "data": f"{corpus}: {len(texts):,} sentences, digest `{digest(texts)[:16]}`; the last "
         f"{config.heldout:,} after a seeded shuffle are held out",
         "commit": git_commit(),
-        "steps": f"{config.steps:,} x batch {config.batch_size} (length <= {config.max_length}), lr {config.lr:g}, "
-        f"warm-up {config.warmup:.0%}, seed {config.seed}",
+        "steps": f"{config.steps:,} x batch {config.batch_size} (sentences packed into sequences of "
+        f"{config.max_length} tokens), lr {config.lr:g}, warm-up {config.warmup:.0%}, seed {config.seed}",
+        "trained positions": f"{config.max_length}: the model has no other (`max_position_embeddings`), and the "
+        "kit truncates every text it reads to them",
         f"training loss, mean of the last {len(last) * config.log_every} steps": f"{np.mean(last):.3f}"
         if last
         else "not logged",
@@ -555,6 +611,9 @@ def main(argv: list[str] | None = None) -> int:
     card = lambda log: model_card(out.name, description, texts, config, log, argv)  # noqa: E731
     try:
         log = pretrain(texts, out, config, until, card)
+    except ValueError as err:  # a corpus that packs into less than a batch
+        print(f"python -m kit.pretrain: error: argument --corpus: {err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"{out}: interrupted; the same command resumes from the last checkpoint", file=sys.stderr)
         return 130

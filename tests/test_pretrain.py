@@ -15,11 +15,13 @@ from kit.pretrain import (
     SPECIAL_TOKENS,
     WRITTEN,
     PretrainConfig,
+    _model,
     _wordpiece,
     build_tokenizer,
     canonical_vocab,
     learnt_tokens,
     main,
+    packed,
     pretrain,
     tokenizer_from_vocab,
 )
@@ -120,3 +122,27 @@ def test_a_damaged_checkpoint_is_set_aside_and_the_run_starts_over(texts, tmp_pa
     log = pretrain(texts, tmp_path, config)
     assert log.steps == [2, 4] and log.heldout_end is not None
     assert list(tmp_path.glob("checkpoint.pt.damaged-*"))
+
+
+def test_packing_fills_every_position_and_keeps_every_token():
+    ids = [[2, 10, 11, 3], [2, 12, 3], [2, *range(20, 30), 3], [2, 13, 3]]
+    blocks = packed(ids, 6, cls=2, sep=3)
+    assert all(len(b) == 6 for b in blocks[:-1]) and 1 < len(blocks[-1]) <= 6
+    assert all(b[0] == 2 for b in blocks)
+    assert [t for b in blocks for t in b[1:]] == [10, 11, 3, 12, 3, *range(20, 30), 3, 13, 3]
+
+
+def test_a_fresh_run_trains_every_position_it_has_and_has_no_other(texts, tmp_path):
+    """Packed sequences reach every position of the table, and the table ends at max_length: after a few steps
+    no row is still at its initialisation, and the saved model and its tokenizer stop at max_length."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = PretrainConfig(**TOY, steps=4, heldout=100, device="cpu")
+    pretrain(texts, tmp_path, config)
+    start = _model(config, AutoTokenizer.from_pretrained(tmp_path)).bert.embeddings.position_embeddings.weight
+    trained = Encoder.from_pretrained(str(tmp_path)).backbone.embeddings.position_embeddings.weight
+    assert trained.shape == start.shape == (TOY["max_length"], TOY["hidden"])
+    moved = (trained - start).abs().amax(dim=1)
+    assert (moved > 1e-4).all(), moved  # fp16 storage moves no row by as much
+    assert AutoConfig.from_pretrained(tmp_path).max_position_embeddings == TOY["max_length"]
+    assert AutoTokenizer.from_pretrained(tmp_path).model_max_length == TOY["max_length"]

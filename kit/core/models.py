@@ -44,6 +44,52 @@ MIN_MAX_LENGTH = 3
 ``max_length`` of 0, or one below a tokenizer's special tokens, and would not truncate at all."""
 
 
+ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert", "mpnet")
+"""Architectures whose position table starts after the padding index (pad_token_id + 1 = 2 rows unused)."""
+
+
+def trained_positions(config) -> int:
+    """Token positions a backbone of ``config`` can read: ``max_position_embeddings`` (less the 2 rows that
+    RoBERTa-style tables reserve), or a very large number for a model without a position table. The kit's own
+    starts are saved with only the positions their pretraining trained (``kit.pretrain``), so this is the
+    length they were trained at."""
+    n = getattr(config, "max_position_embeddings", None)
+    if not isinstance(n, int):
+        return int(1e30)
+    return n - 2 if getattr(config, "model_type", None) in ROBERTA_LIKE else n
+
+
+def token_limit(tokenizer, max_length: int) -> int:
+    """The tokens a text keeps: ``max_length``, but never more than the tokenizer's ``model_max_length``, which
+    ``Encoder.from_pretrained`` sets to the backbone's trained positions (``trained_positions``), so that no
+    call reads a position the model never trained (pretrained at 48 tokens, a start read at 256 would add
+    random position vectors to every longer text)."""
+    return min(int(max_length), int(tokenizer.model_max_length))
+
+
+def load_tokenizer(name: str):
+    """``name``'s tokenizer (``resolve_model``), its ``model_max_length`` the model's trained positions at most
+    (``trained_positions``; a random stand-in's own table, not the borrowed tokenizer's), which ``token_limit``
+    reads."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(name).path)
+    if name in RANDOM_MODELS:
+        tokenizer.model_max_length = RANDOM_MODELS[name].shape.get("max_position_embeddings", 512)
+    else:
+        positions = trained_positions(AutoConfig.from_pretrained(resolve_model(name).path))
+        tokenizer.model_max_length = min(tokenizer.model_max_length, positions)
+    return tokenizer
+
+
+def cut_texts(tokenizer, texts: Sequence[str], max_length: int) -> int:
+    """How many of ``texts`` lose tokens at ``token_limit(tokenizer, max_length)`` ([CLS] and [SEP] counted)."""
+    limit = token_limit(tokenizer, max_length)
+    if not texts:
+        return 0
+    return sum(len(ids) > limit for ids in tokenizer(list(texts), truncation=False, verbose=False)["input_ids"])
+
+
 def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of token states over the tokens a mask keeps: sum_t m_t h_t / sum_t m_t ([B, T, d], [B, T] -> [B, d]);
     a row with no kept token gives zeros."""
@@ -400,10 +446,10 @@ class Encoder(nn.Module):
     @classmethod
     def from_pretrained(cls, name: str, pooler: PoolerName = "mean", seed: int = 0) -> Encoder:
         """Load by alias, hub name or path, in eval mode; ``seed`` fixes newly initialised weights (MLP, tiny model)."""
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoModel
 
         source = resolve_model(name)
-        tokenizer = AutoTokenizer.from_pretrained(source.path)
+        tokenizer = load_tokenizer(name)
         torch.manual_seed(seed)
         if name in RANDOM_MODELS:
             backbone = random_model(name, tokenizer)
@@ -426,11 +472,18 @@ class Encoder(nn.Module):
         ids = [i for t in texts for i in self.tokenizer(t, add_special_tokens=False)["input_ids"]]
         return float(np.mean(np.asarray(ids) == self.tokenizer.unk_token_id)) if ids else 0.0
 
+    @property
+    def positions(self) -> int:
+        """The most tokens a text keeps: the backbone's trained positions (``token_limit``)."""
+        return int(self.tokenizer.model_max_length)
+
     def tokenize(self, texts: list[str], max_length: int, static: bool = False) -> dict[str, torch.Tensor]:
-        """Truncate at ``max_length`` and pad to the longest text in ``texts`` (dynamic padding), or with
-        ``static`` to ``max_length`` itself (one shape for every batch, as CUDA graphs need)."""
+        """Truncate at ``max_length`` (never beyond the trained positions: ``token_limit``) and pad to the longest
+        text in ``texts`` (dynamic padding), or with ``static`` to that length (one shape for every batch, as CUDA
+        graphs need)."""
         padding = "max_length" if static else True
-        return self.tokenizer(list(texts), padding=padding, truncation=True, max_length=max_length, return_tensors="pt")
+        n = token_limit(self.tokenizer, max_length)
+        return self.tokenizer(list(texts), padding=padding, truncation=True, max_length=n, return_tensors="pt")
 
     def forward(self, features: dict[str, torch.Tensor], training_head: bool = False) -> torch.Tensor:
         """Pooled embeddings; ``training_head`` applies the MLP of ``cls_before_pooler`` (training only)."""
@@ -536,7 +589,8 @@ class Encoder(nn.Module):
         self.backbone.save_pretrained(hf_dir)
         self.tokenizer.save_pretrained(hf_dir)
         layers = self.pooler in LAYER_POOLERS
-        modules = [Transformer(str(hf_dir), max_seq_length=max_length, config_kwargs={"output_hidden_states": layers})]
+        n = token_limit(self.tokenizer, max_length)
+        modules = [Transformer(str(hf_dir), max_seq_length=n, config_kwargs={"output_hidden_states": layers})]
         if layers:
             n = self.backbone.config.num_hidden_layers
             start = 1 if self.pooler == "first_last_avg" else 0
@@ -560,12 +614,11 @@ def model_folder(name: str, seed: int = 0) -> str:
         return resolve_model(name).path
     import tempfile
 
-    from transformers import AutoTokenizer
-
     folder = Path(tempfile.mkdtemp(prefix=f"kit-{name}-"))
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model(name).path)
+    tokenizer = load_tokenizer(name)
     torch.manual_seed(seed)
-    random_model(name, tokenizer).save_pretrained(folder)
+    model = random_model(name, tokenizer)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
 

@@ -25,7 +25,7 @@ from torch import nn
 from kit.core.batches import Batches
 from kit.core.devices import to_device
 from kit.core.losses import ContrastiveLoss
-from kit.core.models import Encoder
+from kit.core.models import Encoder, token_limit
 
 if TYPE_CHECKING:
     from kit.core.augment import Augmenter
@@ -268,7 +268,7 @@ class ConSERTObjective(SimCSEObjective):
             texts,
             padding=True,
             truncation=True,
-            max_length=self.config.max_length,
+            max_length=token_limit(encoder.tokenizer, self.config.max_length),
             return_tensors="pt",
             return_special_tokens_mask=True,
         )

@@ -27,7 +27,7 @@ import torch
 
 from kit.core.files import set_aside, write_atomic, write_text_atomic
 from kit.core.fingerprint import digest, file_digest
-from kit.core.models import Encoder, length_sorted
+from kit.core.models import Encoder, length_sorted, token_limit
 from kit.data.resolver import cache_dir
 
 EXPORT_VERSION = 3  # bump when the exported graph changes, so older exports are not reused
@@ -203,7 +203,11 @@ class OnnxEncoder:
         out = {p: np.empty((len(texts), self.dim), dtype=np.float32) for p in poolers}
         for idx in length_sorted(texts, batch_size, show_progress, "encode (onnx)"):
             features = self.tokenizer(
-                [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="np"
+                [texts[i] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=token_limit(self.tokenizer, max_length),
+                return_tensors="np",
             )
             runs = self.session.run(list(poolers), {n: features[n].astype(np.int64) for n in self.names})
             for pooler, emb in zip(poolers, runs, strict=True):

@@ -190,7 +190,9 @@ class _SentenceTransformer:
         self.tokenizer = self.model.tokenizer
 
     def encode(self, texts, batch_size=64, max_length=256, show_progress=False) -> np.ndarray:
-        self.model.max_seq_length = max_length
+        from kit.core.models import token_limit
+
+        self.model.max_seq_length = token_limit(self.tokenizer, max_length)
         return self.model.encode(
             list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=bool(show_progress)
         ).astype(np.float32)
@@ -200,7 +202,9 @@ class _SentenceTransformer:
 class Embedder:
     """One model as a function texts -> embeddings [len(texts), dim] (float32, rows in text order), cached
     per text list when it has a ``key``. The model is loaded at the first text list not in the cache, so a
-    model whose task texts are all cached is never loaded. ``encoded`` and ``cached`` count texts.
+    model whose task texts are all cached is never loaded. ``encoded`` and ``cached`` count texts, ``cut`` those of
+    them longer than the model's trained positions or ``max_length`` (``kit.core.models.token_limit``), which lose
+    their tail (counted with the model's tokenizer, or ``load_tokenizer``'s while the model is not loaded).
     ``batch_tokens``: padded tokens per forward pass (see ``token_batches``); 0 for batches of ``batch_size``
     texts."""
 
@@ -217,7 +221,9 @@ class Embedder:
     about: dict = field(default_factory=dict)
     encoded: int = 0
     cached: int = 0
+    cut: int = 0
     model: object | None = field(default=None, repr=False)
+    load_tokenizer: Callable[[], object] | None = field(default=None, repr=False)
 
     @classmethod
     def from_name(
@@ -239,7 +245,7 @@ class Embedder:
         ``BACKENDS``; the ONNX ones run kit encoders in fp32 on the CPU (``device`` ``auto`` is the CPU for them),
         ``auto`` picks ONNX where it can (``chosen_backend``)."""
         from kit.core.devices import resolve_device
-        from kit.core.models import Encoder, model_fingerprint, resolve_model
+        from kit.core.models import Encoder, load_tokenizer, model_fingerprint, resolve_model
         from kit.core.onnx_encoder import OnnxEncoder
 
         if precision not in PRECISIONS:
@@ -298,6 +304,7 @@ class Embedder:
             str(torch_device),
             backend,
             about,
+            load_tokenizer=(lambda: load_tokenizer(name)) if chosen else None,
         )
 
     @classmethod
@@ -314,24 +321,38 @@ class Embedder:
             emb = self.cache.load(self.key, texts)
             if emb is not None:
                 self.cached += len(texts)
+                self._count_cut(texts)
                 return emb
         if self.model is None:
             self.model = self.load()
         with self._precision():
             emb = self._encode(texts)
         self.encoded += len(texts)
+        self._count_cut(texts)
         if self.cache is not None and self.key is not None:
             self.cache.save(self.key, texts, emb, self.about)
         return emb
 
+    def _count_cut(self, texts: list[str]) -> None:
+        from kit.core.models import cut_texts
+
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if tokenizer is None and self.load_tokenizer is not None:
+            tokenizer = self.load_tokenizer()
+            self.load_tokenizer = lambda: tokenizer  # loaded once
+        if tokenizer is not None:
+            self.cut += cut_texts(tokenizer, texts, self.max_length)
+
     def _encode(self, texts: list[str]) -> np.ndarray:
+        from kit.core.models import token_limit
+
         tokenizer = getattr(self.model, "tokenizer", None)
         if not self.batch_tokens or tokenizer is None or not texts:
             return np.asarray(
                 self.model.encode(texts, batch_size=self.batch_size, max_length=self.max_length, show_progress=False),
                 dtype=np.float32,
             )
-        ids = tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        ids = tokenizer(texts, truncation=True, max_length=token_limit(tokenizer, self.max_length))["input_ids"]
         out = None
         for batch in token_batches(np.array([len(i) for i in ids]), self.batch_tokens):
             part = self.model.encode(

@@ -130,6 +130,59 @@ def test_the_kits_raw_starts_load_offline_by_alias(alias, text):
     assert enc.encode([text]).shape == (1, enc.dim)
 
 
+@pytest.mark.parametrize(
+    "alias", ["pubmed-bert-mini", "pubmed-bert-small", "chineseblue-bert-mini", "chineseblue-bert-small"]
+)
+def test_the_kits_raw_starts_hold_only_trained_positions(alias):
+    """Pretrained at 48 tokens without packing, rows 48+ of these starts' position tables never got a gradient:
+    the folders keep only the trained rows, say so in their config, tokenizer and card, and the first 48 rows are
+    not at their initialisation (std 0.02, consecutive rows unrelated) but trained (neighbours alike)."""
+    from safetensors import safe_open
+    from transformers import AutoConfig
+
+    from kit.core.models import PRETRAINED_FOLDER
+
+    folder = PRETRAINED_FOLDER / alias
+    assert AutoConfig.from_pretrained(folder).max_position_embeddings == 48
+    assert Encoder.from_pretrained(alias).positions == 48
+    assert "Trained positions: 48" in (folder / "README.md").read_text(encoding="utf-8")
+    with safe_open(folder / "model.safetensors", "pt") as f:
+        table = f.get_tensor("embeddings.position_embeddings.weight").float()
+    assert table.shape[0] == 48
+    neighbours = torch.nn.functional.cosine_similarity(table[1:-1], table[2:])
+    assert neighbours.mean() > 0.2, neighbours.mean()
+
+
+def test_a_text_beyond_the_trained_positions_is_cut_on_every_path(tmp_path):
+    """A model whose table holds 48 positions is read at 48 tokens at most whatever length is asked for: the
+    encoder, its ONNX export, the suite's token batches (which count the cut texts) and a saved
+    sentence-transformers folder all give the vectors of the text cut at 48 tokens."""
+    from sentence_transformers import SentenceTransformer
+
+    from kit.core.models import cut_texts
+    from kit.core.onnx_encoder import OnnxEncoder, onnx_available
+    from kit.evaluation.embeddings import Embedder
+
+    enc = Encoder.from_pretrained("pubmed-bert-mini", "mean")
+    long = "the patients were treated with intravenous antibiotics for ten days " * 8
+    short = "aspirin lowers the risk"
+    ids = enc.tokenizer(long)["input_ids"]
+    assert len(ids) > 60
+    cut = enc.tokenizer.decode(ids[1:47])  # 46 tokens + [CLS] and [SEP]: 48
+    assert enc.tokenizer(cut)["input_ids"] == ids[:47] + [enc.tokenizer.sep_token_id]
+    want = enc.encode([cut, short], max_length=48)
+    assert np.allclose(enc.encode([long, short], max_length=256), want, atol=1e-6)
+    assert cut_texts(enc.tokenizer, [long, short, cut], 256) == 1
+    embedder = Embedder.from_name("pubmed-bert-mini", "mean", use_cache=False, backend="torch")
+    assert np.allclose(embedder([long, short]), want, atol=1e-5) and embedder.cut == 1
+    if onnx_available():
+        onnx = OnnxEncoder.from_encoder(enc, cache=tmp_path / "onnx")
+        assert np.allclose(onnx.encode([long, short], max_length=256), want, atol=1e-5)
+    st = SentenceTransformer(str(enc.save(tmp_path / "st", max_length=256)), device="cpu")
+    assert st.max_seq_length == 48
+    assert np.allclose(st.encode([long, short]), want, atol=1e-5)
+
+
 DAMAGES = {  # file of a saved model folder -> new content (from the old), what check_available says after its path
     "model.safetensors": (lambda data: data[:-100], "not a whole safetensors file"),
     "config.json": (lambda data: data[:-20], "not valid JSON"),

@@ -26,7 +26,7 @@ import torch
 
 from kit.core.config import TrainSettings
 from kit.core.devices import resolve_device
-from kit.core.models import FP32_WEIGHTS, MIN_MAX_LENGTH, model_folder, new_weights_expected
+from kit.core.models import FP32_WEIGHTS, MIN_MAX_LENGTH, model_folder, new_weights_expected, token_limit
 from kit.core.progress import enabled as progress_enabled
 from kit.core.settings import redefault, setting
 
@@ -128,13 +128,14 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
 
     torch.manual_seed(seed)
     with new_weights_expected():  # the head
-        return CrossEncoder(
+        ce = CrossEncoder(
             model_folder(model, seed),
             num_labels=num_labels,
-            max_length=max_length,
             device=str(resolve_device(device)),
             model_kwargs=FP32_WEIGHTS,
         )
+    ce.max_length = token_limit(ce.tokenizer, max_length)  # a pair never reads an untrained position
+    return ce
 
 
 def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "auto"):
@@ -143,7 +144,7 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
 
     torch.manual_seed(seed)
     st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)), model_kwargs=FP32_WEIGHTS)
-    st.max_seq_length = max_length
+    st.max_seq_length = token_limit(st.tokenizer, max_length)
     return st
 
 

@@ -18,7 +18,7 @@ from kit.core.batches import Batches
 from kit.core.config import TrainConfig
 from kit.core.devices import to_device
 from kit.core.losses import info_nce
-from kit.core.models import Encoder, masked_mean
+from kit.core.models import Encoder, masked_mean, token_limit
 from kit.core.objectives import SimCSEObjective
 from kit.studies.medse_entity_definitions.linking import Mention, token_span
 
@@ -227,7 +227,7 @@ class MedSEObjective(SimCSEObjective):
             texts + texts,
             padding=True,
             truncation=True,
-            max_length=self.config.max_length,
+            max_length=token_limit(encoder.tokenizer, self.config.max_length),
             return_tensors="pt",
             return_offsets_mapping=True,
         )

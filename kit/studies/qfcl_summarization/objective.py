@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from kit.core.losses import info_nce
-from kit.core.models import masked_mean
+from kit.core.models import masked_mean, token_limit
 from kit.core.settings import setting
 from kit.studies.qfcl_summarization.focus import QFCLPair
 from kit.studies.qfcl_summarization.moco import KeyQueue, key_encoder, momentum_update
@@ -118,7 +118,9 @@ def collate(pairs: list[QFCLPair], tokenizer, max_source: int, max_target: int, 
     (padding repeats the FAQ and is masked out by ``hard_valid``)."""
 
     def tok(texts, n):
-        return tokenizer(texts, padding=True, truncation=True, max_length=n, return_tensors="pt")
+        return tokenizer(
+            texts, padding=True, truncation=True, max_length=token_limit(tokenizer, n), return_tensors="pt"
+        )
 
     chq, faq = tok([p.chq for p in pairs], max_source), tok([p.faq for p in pairs], max_target)
     labels = faq["input_ids"].masked_fill(faq["attention_mask"] == 0, -100)
