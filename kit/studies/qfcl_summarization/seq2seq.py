@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from kit.core.models import Encoder, masked_mean
+from kit.core.models import Encoder, masked_mean, token_limit, trained_positions
 from kit.studies.qfcl_summarization.focus import QFCLPair
 
 
@@ -27,11 +27,13 @@ def labelled_forward():
 
 @dataclass
 class Summarizer:
-    """A seq2seq model, its tokenizer and a description for reports."""
+    """A seq2seq model, its tokenizer, a description for reports and the names of its parameters that no
+    checkpoint gave (``new``: a BERT2BERT's cross-attention and LM-head transform), which train at their own rate."""
 
     model: nn.Module
     tokenizer: object
     description: str
+    new: frozenset[str] = frozenset()
 
     @property
     def encoder(self) -> nn.Module:
@@ -48,9 +50,13 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
 
     folder = model_folder(name, seed)
     tokenizer = AutoTokenizer.from_pretrained(folder)
+    positions = trained_positions(AutoConfig.from_pretrained(folder))
+    tokenizer.model_max_length = min(tokenizer.model_max_length, positions)  # every call below stays within them
     torch.manual_seed(seed)
     if AutoConfig.from_pretrained(folder).is_encoder_decoder:
-        return Summarizer(AutoModelForSeq2SeqLM.from_pretrained(folder, **FP32_WEIGHTS), tokenizer, f"{name} (seq2seq)")
+        model, info = AutoModelForSeq2SeqLM.from_pretrained(folder, output_loading_info=True, **FP32_WEIGHTS)
+        new = {n for n, _ in model.named_parameters() if n in set(info["missing_keys"])}
+        return Summarizer(model, tokenizer, f"{name} (seq2seq)", frozenset(new))
     with new_weights_expected():  # cross-attention and the LM-head transform
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(
             folder, folder, encoder_dtype=torch.float32, decoder_dtype=torch.float32
@@ -65,7 +71,20 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
         model,
         tokenizer,
         f"BERT2BERT from `{name}`: {resolve_model(name).description} (cross-attention newly initialised)",
+        new_parameters(model, folder),
     )
+
+
+def new_parameters(model: nn.Module, folder: str) -> frozenset[str]:
+    """Names of the parameters of a BERT2BERT ``model`` that the checkpoint in ``folder`` did not give: those whose
+    name, less its side (``encoder.``, ``decoder.``) and the base-model prefix (``bert.``), is no tensor of
+    ``folder/model.safetensors`` (less that prefix too)."""
+    from safetensors import safe_open
+
+    with safe_open(f"{folder}/model.safetensors", "pt") as f:
+        given = {k.removeprefix("bert.") for k in f.keys()}
+    side = lambda n: n.split(".", 1)[1].removeprefix("bert.")  # noqa: E731
+    return frozenset(n for n, _ in model.named_parameters() if side(n) not in given)
 
 
 @torch.inference_mode()
@@ -78,13 +97,17 @@ def generate(
     out = []
     for i in range(0, len(chqs), batch_size):
         enc = s.tokenizer(
-            chqs[i : i + batch_size], padding=True, truncation=True, max_length=max_source, return_tensors="pt"
+            chqs[i : i + batch_size],
+            padding=True,
+            truncation=True,
+            max_length=token_limit(s.tokenizer, max_source),
+            return_tensors="pt",
         ).to(device)
         ids = s.model.generate(  # ids and mask only: a WordPiece tokenizer's token_type_ids are no BART input
             input_ids=enc["input_ids"],
             attention_mask=enc["attention_mask"],
             num_beams=num_beams,
-            max_new_tokens=max_target,
+            max_new_tokens=min(max_target, s.tokenizer.model_max_length - 1),  # [CLS] + new tokens fit
             early_stopping=num_beams > 1,
         )
         out += s.tokenizer.batch_decode(ids, skip_special_tokens=True)
@@ -124,7 +147,11 @@ def similarity_probe(
         reps = []
         for i in range(0, len(texts), batch_size):
             t = s.tokenizer(
-                texts[i : i + batch_size], padding=True, truncation=True, max_length=n, return_tensors="pt"
+                texts[i : i + batch_size],
+                padding=True,
+                truncation=True,
+                max_length=token_limit(s.tokenizer, n),
+                return_tensors="pt",
             ).to(device)
             reps.append(
                 masked_mean(
@@ -141,11 +168,15 @@ def similarity_probe(
             [p.chq for p in pairs[i : i + batch_size]],
             padding=True,
             truncation=True,
-            max_length=max_source,
+            max_length=token_limit(s.tokenizer, max_source),
             return_tensors="pt",
         ).to(device)
         tgt = s.tokenizer(
-            summaries[i : i + batch_size], padding=True, truncation=True, max_length=max_target, return_tensors="pt"
+            summaries[i : i + batch_size],
+            padding=True,
+            truncation=True,
+            max_length=token_limit(s.tokenizer, max_target),
+            return_tensors="pt",
         ).to(device)
         labels = tgt["input_ids"].masked_fill(tgt["attention_mask"] == 0, -100)
         with labelled_forward():

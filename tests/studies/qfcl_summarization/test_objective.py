@@ -129,3 +129,40 @@ def test_a_bert2bert_from_an_fp16_checkpoint_trains_in_fp32(fp16_bert):
     from kit.studies.qfcl_summarization.seq2seq import summarizer
 
     assert {p.dtype for p in summarizer(str(fp16_bert)).model.parameters()} == {torch.float32}
+
+
+def test_warm_started_weights_train_at_their_own_rate_and_new_ones_at_theirs():
+    """A BERT2BERT's new weights (cross-attention, the LM head's transform) are the parameters no checkpoint tensor
+    gave; they train at new_lr, every warm-started weight at lr (the paper's 3e-5 for its BART baseline), and one
+    step moves each by about its own rate (Adam's first step is lr x sign(gradient))."""
+    from kit.studies.qfcl_summarization.train import optimizer
+
+    s = summarizer("tiny-random-bert", seed=0)
+    assert s.new and all("crossattention" in n or ".cls." in n for n in s.new), sorted(s.new)
+    assert any("crossattention" in n for n in s.new)
+    assert not any(n.startswith("encoder.") or "word_embeddings" in n for n in s.new)
+    fit = Seq2SeqFit(lr=3e-5, new_lr=3e-3, device="cpu")
+    opt = optimizer(s, fit)
+    rates = {id(p): g["lr"] for g in opt.param_groups for p in g["params"]}
+    named = dict(s.model.named_parameters())
+    assert len(rates) == len([p for p in named.values() if p.requires_grad])
+    assert all(rates[id(p)] == (3e-3 if n in s.new else 3e-5) for n, p in named.items())
+    before = {n: p.detach().clone() for n, p in named.items()}
+    loss, _ = QFCLObjective(s, QFCLConfig(simple=False, hard=False, decoder=False))(
+        collate(PAIRS, s.tokenizer, 24, 8, 0)
+    )
+    loss.backward()
+    opt.step()
+    moved = {n: float((p.detach() - before[n]).abs().max()) for n, p in named.items()}
+    assert max(moved[n] for n in named if n not in s.new) <= 3e-5 * 1.01
+    assert max(moved[n] for n in s.new) > 1e-3
+
+
+def test_the_best_dev_epoch_is_kept_and_marked():
+    s = summarizer("tiny-random-bert", seed=0)
+    fit = Seq2SeqFit(epochs=3, batch_size=2, lr=1e-3, max_source=24, max_target=8, n_hard=2, device="cpu")
+    history = train(s, PAIRS, PAIRS, QFCLConfig(queue_size=8), fit)
+    kept = [h for h in history if h["kept"]]
+    assert len(kept) == 1 and kept[0]["dev_rougeL"] == max(h["dev_rougeL"] for h in history)
+    summaries = generate(s, [p.chq for p in PAIRS], 24, 8, num_beams=1)
+    assert rouge(summaries, [p.faq for p in PAIRS])["rougeL"] == pytest.approx(kept[0]["dev_rougeL"])
