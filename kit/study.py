@@ -33,7 +33,7 @@ import pandas as pd
 
 from kit.core.compute import EVALUATION_LENGTH, Work, encoding
 from kit.core.files import set_aside, write_text_atomic
-from kit.core.models import Encoder, model_fingerprint, resolve_model
+from kit.core.models import Encoder, load_tokenizer, model_fingerprint, resolve_model
 from kit.core.shared_poolings import PoolingView, SharedPoolings, frozen_fast_path
 from kit.evaluation import rows as suite_rows
 from kit.evaluation.embeddings import Embedder
@@ -628,11 +628,12 @@ class StudyBase:
         self, record: RunRecord, tables: dict[str, pd.DataFrame], metrics: dict, headline: dict, **extra
     ) -> Path:
         """``results_table.txt`` (every table, titled; the batch runner prints it) and ``results.json``:
-        ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model
-        and what it substitutes, provenance, ``extra`` and the compute time of every run used; then the models
-        those runs saved, published in ``<report>/models/`` with their cards (``kit.report.model_card``). A metric
-        given as a ``SuiteReport`` is recorded as its ``record()``, its evidence saved as
-        ``<report>/evidence/<metric>.npz`` (what ``python -m kit.docs recompute`` computes its verdicts from)."""
+        ``metrics``, ``headline`` ({"name", "value"}: what the reports index shows), the tables, the model, what it
+        substitutes and the trained positions it was read within (``model_positions``), provenance, ``extra`` and the
+        compute time of every run used; then the models those runs saved, published in ``<report>/models/`` with
+        their cards (``kit.report.model_card``). A metric given as a ``SuiteReport`` is recorded as its
+        ``record()``, its evidence saved as ``<report>/evidence/<metric>.npz`` (what ``python -m kit.docs recompute``
+        computes its verdicts from)."""
         for key, value in metrics.items():
             if isinstance(value, suite_rows.SuiteReport):
                 value.evidence.save(self.report_dir / EVIDENCE / f"{key}.npz")
@@ -646,6 +647,7 @@ class StudyBase:
             tables=write_tables(self.report_dir, tables),
             model=self.model_source.description,
             substitute_for=self.model_source.substitute_for,
+            model_positions=load_tokenizer(self.p.model).model_max_length,  # no text was read beyond them
             runs=len(self.run_seconds),
             compute_seconds=round(sum(self.run_seconds.values()), 1),
             run_seconds={name: round(s, 1) for name, s in self.run_seconds.items()},

@@ -156,14 +156,52 @@ def withheld(record: dict) -> bool:
     return any(withheld_by(family) for family in corrected_families(record))
 
 
-def withdrawn(record: dict) -> bool:
-    """A snapshot whose families were computed before the calibrated test (no ``role`` on their lines): its verdicts
-    are not shown."""
-    return any(
+WITHDRAWALS = {
+    "test": (
+        "computed before the calibrated test",
+        "Its comparisons were computed by the multi-bootstrap the kit used before its calibrated test, which says "
+        '"significant" far more often than 5% with 2-3 seeds (`benchmarks/calibration.py`); its snapshot holds no '
+        "evidence to compute them again, so its verdicts are withdrawn until the run is redone; its scores stand.",
+    ),
+    "positions": (
+        "its start read beyond its trained positions",
+        "Its start, one of the kit's own pretrained models, was read at up to 256 tokens although its pretraining "
+        "had trained only positions 0-47 (rows 48-511 of its position table were at their random initialisation): "
+        "every text longer than 48 tokens (21% of BIOSSES sentences, 32% of Disease Ontology definitions) had random "
+        "position vectors added. The kit now cuts every text at the trained positions; this run's verdicts are "
+        "withdrawn until it is redone; its scores stand as a record of that setup.",
+    ),
+    "rate": (
+        "one learning rate for every weight",
+        "It trained every weight of the summarizer at 3e-4, ten times the paper's rate for its BART baseline, which "
+        "took the warm-started MiniLM encoder from 80.9 to 16.9 on biosses-test, so its ROUGE gains measure less "
+        "damage to the start, not the method. The kit now trains warm-started weights at `lr` (3e-5) and new ones at "
+        "`new_lr`; this run's verdicts are withdrawn until it is redone; its scores stand.",
+    ),
+}
+"""Why a snapshot's verdicts are withdrawn: reason -> (a phrase, the sentences the results page prints)."""
+
+
+def withdrawn(record: dict) -> str | None:
+    """Why a snapshot's verdicts are withdrawn (a key of ``WITHDRAWALS``), or None. ``test``: its families were
+    computed before the calibrated test (no ``role`` on their lines); ``positions``: its start is one of the kit's
+    pretrained models and the record does not say the start was read within its trained positions
+    (``model_positions``, written since the kit cuts texts there); ``rate``: a study 3 run from before its learning
+    rate per parameter group (no ``new_lr`` parameter)."""
+    from kit.core.models import PRETRAINED
+
+    parameters = record.get("parameters") or {}
+    if any(
         line.get("baseline") and "role" not in line
         for family in corrected_families(record)
         for line in family.get("lines", [])
-    )
+    ):
+        return "test"
+    if parameters.get("model") in PRETRAINED and "model_positions" not in record:
+        return "positions"
+    if record.get("notebook") == "qfcl_summarization" and "new_lr" not in parameters:
+        return "rate"
+    return None
 
 
 def named_families(record: dict) -> dict[str, dict]:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import html
 import re
 
-from kit.report.index import control_finding, primary_finding, secondary_finding, trained_seeds, withdrawn, withheld
+from kit.report.index import (
+    WITHDRAWALS,
+    control_finding,
+    primary_finding,
+    secondary_finding,
+    trained_seeds,
+    withdrawn,
+    withheld,
+)
 
 _H2 = re.compile(r'<h2 id="([^"]+)">(.*?)</h2>', re.S)
 _TAG = re.compile(r"<[^>]+>")
@@ -44,8 +52,8 @@ def verdict_lines(record: dict) -> list[str]:
     another family withholds the findings, that none is a finding), the primary and the secondary comparisons where
     the run has them, then what it rests on. A record from before the calibrated test says its verdicts are
     withdrawn instead."""
-    if withdrawn(record):
-        lines = ["<b>Verdicts withdrawn</b>: computed by the test the kit used before its calibrated one."]
+    if why := withdrawn(record):
+        lines = [f"<b>Verdicts withdrawn</b>: {WITHDRAWALS[why][0]}."]
         return [*lines, f"<b>Rests on</b>: {rests_on(record)}."]
     lines = []
     control, primary = control_finding(record), primary_finding(record)
