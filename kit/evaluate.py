@@ -34,6 +34,7 @@ from kit.evaluation.embeddings import (
     onnx_refusal,
 )
 from kit.evaluation.families import add_family_options
+from kit.evaluation.lexical import ANCHORS, Lexical
 from kit.evaluation.mteb_tasks import from_mteb, is_mteb
 from kit.evaluation.suite import SuiteResult, comparison_pairs, evaluate
 from kit.evaluation.task import Task
@@ -127,6 +128,15 @@ def parser() -> Parser:
     )
     add_family_options(ap)
     ap.add_argument(
+        "--anchors",
+        nargs="+",
+        choices=(*ANCHORS, "none"),
+        default=list(ANCHORS),
+        help="lexical anchors scored beside the models where they apply (English pair and retrieval tasks: tfidf; "
+        "English retrieval tasks: bm25), each model compared with them outside the family; none: no anchor "
+        "(default: tfidf bm25)",
+    )
+    ap.add_argument(
         "--pooler",
         choices=("auto", *POOLERS),
         default="auto",
@@ -201,6 +211,8 @@ def checked_tasks(args: argparse.Namespace) -> list[Task]:
         path = out / name
         if path.exists() and (path.is_dir() if kind == "a file" else not path.is_dir()):
             raise ValueError(f"argument --out: {path} is in the way: it must be {kind}")
+    if "none" in args.anchors and len(args.anchors) > 1:
+        raise ValueError(f"argument --anchors: none stands alone, got {' '.join(args.anchors)}")
     try:
         comparison_pairs(args.models, [tuple(pair) for pair in args.compare])
     except ValueError as err:
@@ -255,8 +267,17 @@ def _evaluate(args: argparse.Namespace, argv: list[str], tasks: list[Task], say)
         }
         say(f"{len(args.models)} model(s), {len(tasks)} task(s): {', '.join(t.name for t in tasks)}")
         pairs = [tuple(pair) for pair in args.compare]
+        anchors = [Lexical(name) for name in args.anchors if name != "none"]
         result = evaluate(
-            embedders, tasks, args.seed, args.resamples, args.confidence, pairs, args.correction, progress=say
+            embedders,
+            tasks,
+            args.seed,
+            args.resamples,
+            args.confidence,
+            pairs,
+            args.correction,
+            progress=say,
+            anchors=anchors,
         )
     except (OSError, ValueError) as err:  # a model that fails to load or to run
         print(f"kit.evaluate: error: {err}", file=sys.stderr)

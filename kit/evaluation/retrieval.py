@@ -147,11 +147,17 @@ class RetrievalTask(Task):
         return {**super().describe(), "candidates": self.candidates}
 
     def score(self, embeddings: tuple[np.ndarray, np.ndarray], chunk: int = 1024) -> dict[str, ItemScores]:
-        _, _, relevant = self.pool
         queries, candidates = unit(embeddings[0]), unit(embeddings[1])
+        return self.score_similarities(lambda rows: queries[rows] @ candidates.T, chunk)
+
+    def score_similarities(self, similarities, chunk: int = 1024) -> dict[str, ItemScores]:
+        """The item scores from ``similarities(rows)``: the scores [len(rows), candidates] of the queries in the
+        slice ``rows`` against every candidate (cosines, or any score that ranks candidates: BM25's), a chunk of
+        queries at a time."""
+        relevant = self.pool[2]
         ranks = []
-        for start in range(0, len(queries), chunk):
-            sims = queries[start : start + chunk] @ candidates.T
+        for start in range(0, len(relevant), chunk):
+            sims = similarities(slice(start, start + chunk))
             ranks.append(relevant_ranks(sims, relevant[start : start + chunk]))
         width = max(r.shape[1] for r in ranks)
         ranks = np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1])), constant_values=np.inf) for r in ranks])

@@ -7,8 +7,10 @@ part of that task's finding.
 
 A model is an ``Embedder`` (or any function texts -> embeddings), compared as a fixed artefact (its items are
 the only source of variation), or a list of them (one per seed of a trained row): the seeds' item outputs are
-stacked and the comparison carries their run-to-run spread. Each task draws from its own stream, seeded by (seed,
-task name), so adding a model or a task changes no other number.
+stacked and the comparison carries their run-to-run spread. Lexical anchors (``kit.evaluation.lexical``: TF-IDF,
+BM25) are scored where they apply and every model is compared with each, as context: those comparisons are no
+member of the family, and say which regime a model is in (``SuiteResult.regime``). Each task draws from its own
+stream, seeded by (seed, task name), so adding a model or a task changes no other number.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from kit.evaluation.bootstrap import ItemScores
 from kit.evaluation.embeddings import Embedder
 from kit.evaluation.families import Adjusted, correct
 from kit.evaluation.inference import Comparison, Difference, Estimate, format_p, paired_comparison, score_interval
+from kit.evaluation.lexical import Lexical
 from kit.evaluation.task import Task, nested
 
 
@@ -72,7 +75,8 @@ class TaskResult:
     metric the paired comparison, and on the main metric its result within the family of every comparison
     of the run (``adjusted``; none on a task ``within`` another, whose comparisons are that task's finding); the
     seconds each model took to embed and score (its model's loading included, for the first task that encodes),
-    the texts it encoded and read from the cache, and the seconds of the task's intervals."""
+    the texts it encoded, read from the cache and cut at the model's trained positions (or the suite's length),
+    and the seconds of the task's intervals."""
 
     task: Task
     scores: dict[str, dict[str, ItemScores]] = field(default_factory=dict, repr=False)
@@ -81,8 +85,10 @@ class TaskResult:
     adjusted: dict[Pair, Adjusted] = field(default_factory=dict)
     within: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
-    texts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    texts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     interval_seconds: float = 0.0
+    anchors: dict[str, Estimate] = field(default_factory=dict)
+    anchored: dict[Pair, Comparison] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,6 +105,23 @@ class SuiteResult:
     @property
     def baseline(self) -> str:
         return self.models[0]
+
+    def regime(self, model: str) -> str:
+        """One sentence on where ``model`` stands against the lexical anchors: on how many of the tasks any anchor
+        scores it is significantly below the best anchor there, significantly above it, or neither (the anchored
+        comparison's interval, alpha not corrected: context, not a finding); '' without anchors."""
+        counts = {"below": 0, "above": 0, "level with": 0}
+        for result in self.tasks:
+            if not result.anchors or result.within:  # a nested task is part of its parent's finding
+                continue
+            best = max(result.anchors, key=lambda a: result.anchors[a].value)
+            c = result.anchored[(model, best)].difference
+            counts["below" if c.high < 0 else "above" if c.low > 0 else "level with"] += 1
+        n = sum(counts.values())
+        if not n:
+            return ""
+        parts = ", ".join(f"{k} it on {v}" for k, v in counts.items() if v)
+        return f"{model} against the best bag-of-words anchor of each of the {n} tasks they score: {parts}."
 
     def rows(self, scale: float = 100.0, digits: int = 2) -> list[dict]:
         """One row per (task, model) on the task's main metric, x``scale``, with its score and interval; a
@@ -126,6 +149,9 @@ class SuiteResult:
                 }
                 pairs = [pair for pair in self.pairs if pair[0] == model]
                 out += [row] if not pairs else [self._compared(row, result, pair, scale, digits) for pair in pairs]
+            for anchor, estimate in result.anchors.items():  # the base row's comparison columns are empty
+                score = f"{estimate.scaled(scale):.{digits}f}"
+                out.append({**row, "model": f"{anchor} (lexical anchor)", "score": score})
         return out
 
     def _compared(self, row: dict, result: TaskResult, pair: Pair, scale: float, digits: int) -> dict:
@@ -166,8 +192,11 @@ class SuiteResult:
                     }
                     for (a, b), metrics in result.comparisons.items()
                 ],
+                "anchors": {anchor: _estimate(e) for anchor, e in result.anchors.items()},
+                "anchored": [{"model": a, "anchor": b, **_comparison(c)} for (a, b), c in result.anchored.items()],
                 "seconds": {model: round(s, 2) for model, s in result.seconds.items()},
                 "texts_encoded": {model: n[0] for model, n in result.texts.items()},
+                "texts_cut": {model: n[2] for model, n in result.texts.items()},
                 "interval_seconds": round(result.interval_seconds, 2),
                 "within": result.within,
             }
@@ -186,6 +215,7 @@ class SuiteResult:
             "intervals and resolved differences at the family's level; resolves: (t_(df,1-alpha/2) + t_(df,0.8)) x "
             "the standard error",
             "seconds": round(self.seconds, 2),
+            "regime": {model: self.regime(model) for model in self.models},
             "tasks": tasks,
         }
 
@@ -211,9 +241,9 @@ def _comparison(c: Comparison) -> dict:
     }
 
 
-def _counts(runs: list[Embed]) -> tuple[int, int]:
-    """Texts encoded and texts read from the cache so far by a model's embedders."""
-    return sum(getattr(r, "encoded", 0) for r in runs), sum(getattr(r, "cached", 0) for r in runs)
+def _counts(runs: list[Embed]) -> tuple[int, int, int]:
+    """Texts encoded, read from the cache and cut at the trained positions so far by a model's embedders."""
+    return tuple(sum(getattr(r, what, 0) for r in runs) for what in ("encoded", "cached", "cut"))
 
 
 def evaluate(
@@ -225,11 +255,13 @@ def evaluate(
     pairs: Sequence[Pair] = (),
     correction: str = "holm",
     progress: Callable[[str], None] | None = None,
+    anchors: Sequence[Lexical] = (),
 ) -> SuiteResult:
     """Score every model on every task and compare every model after the first with the first, and each of
     ``pairs`` (``comparison_pairs``); the comparisons on the tasks' main metrics are one family, corrected by
     ``correction`` (``kit.evaluation.families``), but those on a task within another (``nested``); every interval
-    and comparison from ``resamples`` item draws. ``progress`` receives one line per (model, task) with its time,
+    and comparison from ``resamples`` item draws. ``anchors`` are scored on the tasks they apply to, each model
+    compared with each there, outside the family. ``progress`` receives one line per (model, task) with its time,
     and one per task for its intervals."""
     compared = comparison_pairs(list(models), pairs)
     say = progress or (lambda line: None)
@@ -243,18 +275,36 @@ def evaluate(
             t = time.perf_counter()
             result.scores[name] = score_task(model if isinstance(model, (list, tuple)) else runs[0], result.task)
             result.seconds[name] = time.perf_counter() - t
-            encoded, cached = result.texts[name] = tuple(now - then for now, then in zip(_counts(runs), before))
+            encoded, cached, cut = result.texts[name] = tuple(now - then for now, then in zip(_counts(runs), before))
             texts = ", ".join(
-                [f"{encoded:,} texts encoded"] * bool(encoded) + [f"{cached:,} texts from the cache"] * bool(cached)
+                [f"{encoded:,} texts encoded"] * bool(encoded)
+                + [f"{cached:,} texts from the cache"] * bool(cached)
+                + [f"{cut:,} cut at the model's trained length"] * bool(cut)
             )
             say(f"{name} · {result.task.name}: {result.seconds[name]:.1f}s ({texts})")
         for run in runs:
             if isinstance(run, Embedder):
                 run.release()
+    anchor_scores = {}
+    for anchor in anchors:
+        for result in results:
+            if anchor.applies(result.task):
+                t = time.perf_counter()
+                anchor_scores[(anchor.name, result.task.name)] = anchor.score_task(result.task)
+                say(f"{anchor.name} (lexical anchor) · {result.task.name}: {time.perf_counter() - t:.1f}s")
     for result in results:
         t = time.perf_counter()
         stream = task_seed(seed, result.task)
         scores = result.scores
+        main = result.task.main_metric
+        for anchor in anchors:
+            if (lexical := anchor_scores.get((anchor.name, result.task.name))) is None:
+                continue
+            fixed = replace(lexical[main], fixed=True)
+            result.anchors[anchor.name] = score_interval(fixed, stream, resamples, confidence)
+            for name in scores:
+                c = paired_comparison(scores[name][main], fixed, stream, resamples, confidence)
+                result.anchored[(name, anchor.name)] = c
         for name, metrics in scores.items():
             result.estimates[name] = {m: score_interval(s, stream, resamples, confidence) for m, s in metrics.items()}
         for a, b in compared:

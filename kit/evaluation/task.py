@@ -131,7 +131,10 @@ class PairCosineTask(Task):
         first, second = self.pairs()
         _, rows = unique(list(first) + list(second))
         (emb,) = embeddings
-        cos = cosines(emb[rows[: len(first)]], emb[rows[len(first) :]])
+        return self.score_cosines(cosines(emb[rows[: len(first)]], emb[rows[len(first) :]]))
+
+    def score_cosines(self, cos: np.ndarray) -> dict[str, ItemScores]:
+        """The item scores of one similarity per pair, in item order (a cosine, or any score that orders pairs)."""
         return {self.main_metric: ItemScores(self.main_metric, within_ranks(cos), self.statistic(self.main_metric))}
 
 

@@ -103,6 +103,14 @@ def legend(result: SuiteResult) -> str:
             )
         )
     within = [r for r in result.tasks if r.within]
+    regimes = [line for line in (result.regime(m) for m in result.models) if line]
+    anchors = (
+        " Lexical anchors (TF-IDF cosine, BM25: kit.evaluation.lexical) are fixed rows on the tasks they apply to; "
+        "each model is compared with the best of them per task, alpha not corrected and outside the family: "
+        + " ".join(regimes)
+        if regimes
+        else ""
+    )
     return (
         f"{star}. p: from the same t distribution as the {conf} interval, so p < {1 - result.confidence:.2g} "
         "exactly when the interval excludes zero. resolves: the smallest difference found with 80% power at the "
@@ -114,6 +122,7 @@ def legend(result: SuiteResult) -> str:
             if within
             else ""
         )
+        + anchors
     )
 
 
