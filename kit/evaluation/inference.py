@@ -161,7 +161,23 @@ def power_at(effect: float, variance: Variance, alpha: float = 0.05) -> float:
     if se == 0:
         return 1.0 if effect else alpha
     crit, nc = t_quantile(1 - alpha / 2, df), abs(effect) / se
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    upper, lower = stats.nct.sf(crit, df, nc), stats.nct.cdf(-crit, df, nc)
+    # scipy's noncentral t gives nan for a far tail (df 4, noncentrality 10: the lower one); the normal's tail there
+    # is as negligible, and a finite number
+    upper = upper if np.isfinite(upper) else stats.norm.sf(crit - nc)
+    lower = lower if np.isfinite(lower) else stats.norm.cdf(-crit - nc)
+    return float(min(upper + lower, 1.0))
+
+
+SCALE = 100.0
+"""The range of every suite metric x100 (Spearman, average precision, nDCG, F1, ROUGE): a difference of two scores
+whose interval passes +-SCALE says nothing the scale does not (study 3's family intervals, 1 degree of freedom)."""
+NOT_ESTIMABLE = "not estimable at these seeds: the interval passes ±100"
+
+
+def beyond_scale(low: float, high: float) -> bool:
+    """Whether an interval of a difference x100 passes the metrics' range (``SCALE``)."""
+    return low < -SCALE or high > SCALE
 
 
 @dataclass(frozen=True)
@@ -179,8 +195,10 @@ class Difference:
         return self.low > 0 or self.high < 0
 
     def __format__(self, spec: str) -> str:
-        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``."""
+        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``; an interval past the scale (``beyond_scale``) is not printed."""
         spec = spec or ".2f"
+        if beyond_scale(self.low, self.high):
+            return f"{self.estimate:+{spec}} [{NOT_ESTIMABLE}]".replace("-", "−")
         return f"{self.estimate:+{spec}} [{self.low:+{spec}}, {self.high:+{spec}}]".replace("-", "−")
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kit.core.files import write_text_atomic
+from kit.evaluation.inference import NOT_ESTIMABLE, beyond_scale
 
 
 def mean_std(values, digits: int = 2) -> str:
@@ -26,7 +27,10 @@ def number(value, digits: int = 2, scale: float = 1) -> str:
 
 
 def signed_interval(estimate: float, low: float, high: float, digits: int = 1) -> str:
-    """A difference and its interval with their signs, minus as the typographic minus: ``+2.2 [−0.4, +4.9]``."""
+    """A difference and its interval with their signs, minus as the typographic minus: ``+2.2 [−0.4, +4.9]``; an
+    interval past the metrics' range (``kit.evaluation.inference.beyond_scale``) is not printed."""
+    if beyond_scale(low, high):
+        return f"{estimate:+.{digits}f} [{NOT_ESTIMABLE}]".replace("-", "−")
     return f"{estimate:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
 
 

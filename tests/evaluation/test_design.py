@@ -183,3 +183,23 @@ def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(
     out = capsys.readouterr().out  # study 3 sizes its own control (the baseline against the extractive floor)
     assert "  positive control baseline - lead on meqsum-test-rougeL (pilot docs/results/qfcl_summarization/cpu" in out
     assert "the pilot's control was vetoed, which no number of seeds lifts" in out  # its baseline's template collapse
+
+
+def test_power_is_a_number_where_scipys_noncentral_t_tail_is_not():
+    """scipy's noncentral t returns nan for the far lower tail (df 4, noncentrality 10): the results page once said a
+    design "has nan% power" for an effect it finds for certain."""
+    from kit.evaluation.inference import Variance, power_at
+
+    variance = Variance(0.0, 100, ((1.0, 5),))  # run part alone: 4 degrees of freedom, se 1
+    power = power_at(10.0, variance)
+    assert np.isfinite(power) and 0.99 < power <= 1.0
+    assert "nan" not in design.sizing_sentence(17.1, variance, 5)
+
+
+def test_an_interval_past_the_scale_is_not_printed():
+    from kit.evaluation.inference import Difference
+    from kit.report.tables import signed_interval
+
+    assert "not estimable" in f"{Difference(9.3, -336.8, 355.4, 500):.1f}"
+    assert "not estimable" in signed_interval(9.3, -336.8, 355.4)
+    assert signed_interval(9.3, -33.0, 51.6) == "+9.3 [−33.0, +51.6]"
