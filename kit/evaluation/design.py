@@ -76,6 +76,29 @@ def ceiling(effect: float, baseline: float | None, maximum: float = SCALE_MAXIMU
     )
 
 
+PILOT_QUANTILES = (0.1, 0.9)
+"""The bounds of the run-to-run variance that a pilot's seeds leave possible (``run_bounds``)."""
+
+
+def run_bounds(variance: Variance, pilot_seeds: int, quantiles: tuple[float, float] = PILOT_QUANTILES):
+    """The variance parts with every run part at the lower and at the upper bound of the true run variance that a pilot
+    of ``pilot_seeds`` seeds per row leaves possible: an estimate v from S seeds has (S - 1) v / sigma^2 ~ chi^2_{S-1}
+    (normal run effects), so sigma^2 lies in [(S - 1) v / chi^2_{S-1, q_high}, (S - 1) v / chi^2_{S-1, q_low}] with
+    probability q_high - q_low (the usual interval for a normal variance; with 3 seeds 0.43 to 9.5 times v). A design
+    sized on the pilot's v alone sizes on a number 2 seeds' worth of freedom cannot pin down."""
+    from scipy import stats
+
+    df = max(pilot_seeds - 1, 1)
+    low, high = (df / stats.chi2.ppf(q, df) for q in reversed(quantiles))
+
+    def scaled(factor: float) -> Variance:
+        return Variance(
+            variance.item, variance.items, tuple((v * factor, s) for v, s in variance.runs), variance.interactions
+        )
+
+    return scaled(low), scaled(high), (low, high)
+
+
 def sizing_sentence(effect: float, variance: Variance, seeds: int, alpha: float = 0.05) -> str:
     """What a comparison with these variance parts (``seeds`` per trained row) resolves, set against the ``effect``
     it was declared for: its power, and when short of ``POWER`` the seeds (or items) that would reach it."""

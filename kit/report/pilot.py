@@ -106,6 +106,7 @@ class Sizing:
     baseline_score: float
     stand_ins: dict[str, str]
     model: str | None = None
+    own: bool = False  # the pilot is the run's own result (its earlier report, or its committed snapshot)
 
     @property
     def other_model(self) -> str:
@@ -125,6 +126,27 @@ class Sizing:
     @property
     def power(self) -> float | None:
         return None if self.primary.effect is None else power_at(self.primary.effect, self.variance)
+
+    def uncertainty(self) -> str:
+        """What the pilot's few seeds leave open (``design.run_bounds``): the range of what the design resolves and of
+        its power over the run variance's 80% bounds, and when the pilot is the run's own result, that its power is
+        power after the fact; '' without a trained row."""
+        if not self.variance.runs:
+            return ""
+        pilot_seeds = min(s for s in self.pilot_seeds if s > 1) if any(s > 1 for s in self.pilot_seeds) else 2
+        low, high, (f_low, f_high) = design.run_bounds(self.variance, pilot_seeds)
+        q_low, q_high = design.PILOT_QUANTILES
+        out = (
+            f"the pilot's {pilot_seeds} seeds leave the run-to-run variance between {f_low:.2f} and {f_high:.1f} times "
+            f"its estimate ({q_high - q_low:.0%} bounds): the design resolves {design.detectable(low):.1f}-"
+            f"{design.detectable(high):.1f} points"
+        )
+        if self.primary.effect is not None:
+            effect = self.primary.effect
+            out += f" and has {power_at(effect, high):.0%}-{power_at(effect, low):.0%} power for {effect:.1f} points"
+        if self.own:
+            out += "; this pilot is the run's own result, so its power is power after the fact, not a plan"
+        return out
 
     def sentence(self) -> str:
         """What the design resolves and, for a declared effect, its power, the seeds it needs, and the ceiling."""
@@ -202,10 +224,18 @@ def size_study(study, run_name: str, reports: Path) -> tuple[Primary | None, Siz
     seeds = max([study.row_run_count(row, primary.task) for row in rows if row not in fixed] or [1])
     model = getattr(study.p, "model", None)
     sizing = size(primary, seeds, fixed, pilots(study.notebook, run_name, model, reports), model)
+    if sizing is not None:
+        sizing = replace(sizing, own=own_pilot(sizing.pilot, run_name))
     if sizing is not None and sizing.other_model:  # the ceiling reads the run's own model where a snapshot has it
         found = snapshot_score(study.notebook, run_name, model, primary.task, primary.baseline)
         sizing = replace(sizing, baseline_score=found[0]) if found else sizing
     return primary, sizing
+
+
+def own_pilot(path: Path, run_name: str) -> bool:
+    """Whether the evidence file ``path`` is the run's own: its report's (``<run>/evidence/``) or its snapshot's."""
+    path = Path(path)
+    return (path.parent.name == EVIDENCE and path.parent.parent.name == run_name) or path.name.split(".")[0] == run_name
 
 
 def no_pilot_ceiling(study, run_name: str, primary: Primary) -> str:
@@ -323,8 +353,9 @@ def primary_lines(study, run_name: str, reports: Path) -> list[str]:
     what = f"{_seeds(sizing.seeds)} per trained row" if v.runs else "no trained row"
     out.append(f"with {what} it resolves {design.detectable(v):.1f} points (80% power)")
     if effect is None:
-        return out
+        return [*out, *([sizing.uncertainty()] if v.runs else [])]
     out.append(f"power for {effect:.1f} points: {sizing.power:.0%}")
+    out.append(sizing.uncertainty())
     seeds, items, both = design.seeds_needed(effect, v), design.items_needed(effect, v), design.design_needed(effect, v)
     if not v.runs:  # deterministic rows: only more items help
         out.append(f"80% power needs {items:,} items" if items else "not within 100 times the items")

@@ -5,6 +5,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 
 from kit.batch import main as batch_main
 from kit.evaluation import design
@@ -203,3 +204,29 @@ def test_an_interval_past_the_scale_is_not_printed():
     assert "not estimable" in f"{Difference(9.3, -336.8, 355.4, 500):.1f}"
     assert "not estimable" in signed_interval(9.3, -336.8, 355.4)
     assert signed_interval(9.3, -33.0, 51.6) == "+9.3 [−33.0, +51.6]"
+
+
+def test_a_pilots_few_seeds_give_a_range_not_a_number():
+    """A run variance estimated from 3 seeds has 2 degrees of freedom: its 80% bounds are 0.43 and 9.5 times the
+    estimate (chi-squared quantiles), and --design prints what the design resolves and its power over that range."""
+    from scipy import stats
+
+    variance = Variance(0.5, 100, ((1.0, 3),))
+    low, high, (f_low, f_high) = design.run_bounds(variance, 3)
+    assert f_low == pytest.approx(2 / stats.chi2.ppf(0.9, 2)) and f_high == pytest.approx(2 / stats.chi2.ppf(0.1, 2))
+    assert round(f_low, 2) == 0.43 and round(f_high, 1) == 9.5
+    assert low.runs[0][0] == pytest.approx(f_low) and high.item == variance.item
+    assert design.detectable(low) < design.detectable(variance) < design.detectable(high)
+
+
+def test_design_prints_the_pilots_range_and_calls_an_own_pilot_power_after_the_fact(tmp_path, capsys):
+    reports = tmp_path / "reports"
+    pilot_evidence(reports)
+    run_file = tmp_path / "simcse_augmentations" / "twenty.yaml"
+    run_file.parent.mkdir()
+    run_file.write_text(RUN_FILE, encoding="utf-8")
+    assert batch_main([str(run_file), "--reports", str(reports), "--design"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"the pilot's 2 seeds leave the run-to-run variance between 0\.\d\d and [\d.]+ times", out), out
+    assert re.search(r"resolves [\d.]+-[\d.]+ points and has \d+%-\d+% power for 20\.0 points", out), out
+    assert "this pilot is the run's own result, so its power is power after the fact" in out  # twenty's own report
