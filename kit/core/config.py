@@ -9,11 +9,14 @@ options) and checks itself when it is built.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 
 from kit.core.devices import PRECISIONS, check_device
 from kit.core.models import MIN_MAX_LENGTH
 from kit.core.settings import ParameterError, check_settings, setting
+
+KEYED_WHEN_SET = ("warmup", "dropout")
+"""Settings added after runs were cached: in a run key only when set (``TrainSettings.keyed``)."""
 
 
 @dataclass
@@ -24,6 +27,16 @@ class TrainSettings:
     eval_every: int = setting(5, "steps between evaluations; each is a checkpoint and a selection candidate", min=1)
     batch_size: int = setting(32, "sentences per batch; each sentence's negatives are the others", min=2)
     lr: float = setting(3e-5, "AdamW learning rate, decayed linearly to 0", gt=0)
+    warmup: float = setting(
+        0.0, "share of the steps with a linear warm-up of the learning rate before its decay (0: none)", min=0, lt=1
+    )
+    dropout: float | None = setting(
+        None,
+        "dropout rate of the backbone in training, SimCSE's p (Gao et al. 2021 Table 1: 0.1 best, 0.15-0.2 close); "
+        "None: the model's own",
+        min=0,
+        lt=1,
+    )
     max_length: int = setting(32, "tokens per training sentence (longer ones are truncated)", min=MIN_MAX_LENGTH)
     temperature: float = setting(0.05, "temperature tau of the sentence-level InfoNCE", gt=0)
     max_grad_norm: float | None = setting(
@@ -46,6 +59,15 @@ class TrainSettings:
     length_grouped: bool = setting(
         False, "batches of sentences of similar length (less padding; changes which negatives a sentence meets)"
     )
+
+    def keyed(self) -> dict:
+        """The settings as a run key holds them: every field, but ``KEYED_WHEN_SET`` only when it differs from its
+        default, so that runs from before those settings existed keep their keys."""
+        out = asdict(self)
+        for name in KEYED_WHEN_SET:
+            if out[name] == next(f.default for f in fields(TrainSettings) if f.name == name):
+                del out[name]
+        return out
 
     def check_speed_options(self) -> None:
         """``compile`` (dynamic shapes) and ``cuda_graphs`` (static shapes) exclude each other."""

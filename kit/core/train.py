@@ -53,6 +53,27 @@ def clip_gradients(params: list[torch.nn.Parameter], max_norm: float | None, acc
     return clip(params, float("inf") if max_norm is None else max_norm).detach().float()
 
 
+def schedule(steps: int, warmup: float) -> Callable[[int], float]:
+    """The learning rate's factor at step s: a linear warm-up over w = int(warmup x steps) steps, (s + 1) / w, then a
+    linear decay to 0 at ``steps``, (steps - s) / (steps - w); without warm-up 1 - s / steps, as before it existed."""
+    warm = int(warmup * steps)
+    if warm == 0:
+        return lambda s: max(0.0, 1.0 - s / steps)
+    return lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm))
+
+
+def set_dropout(encoder: Encoder, p: float) -> None:
+    """Every dropout of the encoder's backbone (hidden and attention) at rate ``p``: SimCSE's noise, whose rate its
+    authors tuned (Gao et al. 2021, Table 1)."""
+    for module in encoder.backbone.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = p
+    config = encoder.backbone.config
+    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
+        if hasattr(config, name):
+            setattr(config, name, p)
+
+
 CHECKPOINT_KEYS = frozenset(
     "model optimizer scheduler objective batches aug_rng torch_rng cuda_rng history best step".split()
 )
@@ -119,7 +140,9 @@ def train_contrastive(
         if not objective.distributed:
             raise ValueError("with an accelerator, pass objective=kit.core.distributed.DistributedSimCSEObjective(...)")
         model, opt = accelerator.prepare(encoder, opt)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / config.steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(config.steps, config.warmup))
+    if config.dropout is not None:
+        set_dropout(encoder, config.dropout)
     history, best_state, step = History(selection_metric=selection_metric), None, 0
 
     ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None

@@ -198,3 +198,46 @@ def test_bf16_cpu_precision_autocasts_the_cpu_step_and_bf16_leaves_it_in_fp32(co
 
     fp32, bf16, bf16_cpu = losses("fp32"), losses("bf16"), losses("bf16-cpu")
     assert len(fp32) == 2 and fp32 == bf16 and np.isfinite(bf16_cpu).all() and bf16_cpu != fp32
+
+
+def test_the_schedule_warms_up_then_decays_and_is_unchanged_without_warm_up():
+    from kit.core.train import schedule
+
+    plain = schedule(10, 0.0)
+    assert [plain(s) for s in range(11)] == [max(0.0, 1.0 - s / 10) for s in range(11)]
+    warm = schedule(10, 0.2)  # 2 warm-up steps
+    assert [round(warm(s), 6) for s in range(11)] == [0.5, 1.0, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125, 0.0]
+
+
+def test_dropout_sets_simcses_noise_in_training(corpus):
+    """With dropout 0 the two views of a sentence are the same vector (SimCSE's positive is then trivial); with
+    SimCSE's p they differ, and more at a higher p."""
+    from kit.core.train import set_dropout
+
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0).train()
+    feats = enc.tokenize(corpus[:8], 24)
+
+    def gap(p):
+        set_dropout(enc, p)
+        torch.manual_seed(0)
+        with torch.no_grad():
+            return float((enc(feats) - enc(feats)).abs().mean())
+
+    assert gap(0.0) == 0.0 and 0 < gap(0.1) < gap(0.3)
+    assert enc.backbone.config.hidden_dropout_prob == 0.3
+
+
+def test_warm_up_and_dropout_enter_a_run_key_only_when_set():
+    base = TrainConfig(**CONFIG)
+    assert "warmup" not in base.keyed() and "dropout" not in base.keyed()
+    assert TrainConfig(**CONFIG, warmup=0.1).keyed()["warmup"] == 0.1
+    assert TrainConfig(**CONFIG, dropout=0.15).keyed()["dropout"] == 0.15
+    with pytest.raises(Exception, match="dropout"):
+        TrainConfig(**CONFIG, dropout=1.5)
+
+
+def test_a_run_with_warm_up_and_dropout_trains_and_differs_from_the_default(corpus, biosses):
+    _, plain = run(corpus, biosses)
+    _, knobs = run(corpus, biosses, warmup=0.5, dropout=0.2)
+    assert all(np.isfinite(r["loss"]) for r in knobs.rows[1:])
+    assert [r["loss"] for r in knobs.rows[1:]] != [r["loss"] for r in plain.rows[1:]]

@@ -319,7 +319,7 @@ class Study(StudyBase):
             settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
             settings["selection"] = p.select_on  # scored for the positive control's choice
         else:
-            settings["train"] = asdict(p.train_config(seed))
+            settings["train"] = p.train_config(seed).keyed()
             settings["pooler"] = p.pooler
             settings["select_on"] = p.select_on
             if self.saves_model(row, seed, variant):

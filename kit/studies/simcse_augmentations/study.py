@@ -154,7 +154,7 @@ class Study(StudyBase):
             "percent": percent,
             "model": p.model,
             "pooler": p.pooler,
-            "train": asdict(p.row_config(row, seed)) if row.trained else None,
+            "train": p.row_config(row, seed).keyed() if row.trained else None,
             "language": p.language,
             "crop_placeholder": p.crop_placeholder,
             "probe_max_length": p.probe_max_length,
