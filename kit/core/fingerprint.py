@@ -83,10 +83,10 @@ def file_digest(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-def folder_digest(folder: str | Path) -> str:
+def folder_digest(folder: str | Path, ignore: tuple[str, ...] = ()) -> str:
     """``digest`` of (relative path, file digest) for every file under ``folder``; hidden files and
-    folders (``.git``, ``.cache``) are left out."""
+    folders (``.git``, ``.cache``) are left out, and so are the files named in ``ignore`` (relative paths)."""
     folder = Path(folder)
     files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
-    visible = [f for f in files if not any(part.startswith(".") for part in f.parts)]
+    visible = [f for f in files if not any(part.startswith(".") for part in f.parts) and f.as_posix() not in ignore]
     return digest([(f.as_posix(), file_digest(folder / f)) for f in visible])
