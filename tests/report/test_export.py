@@ -42,9 +42,9 @@ def test_a_report_opens_under_its_title_with_its_verdict_then_the_contents_of_it
     opening = opening_of(page)
     assert page.index("</h1>") < page.index("class='kit-opening'") < page.index("Rows: what") < page.index("<h2")
     control = "<b>Positive control</b>: SimCSE (dropout views) − starting model, first-last average + whitening on "
-    assert control + "doid-definition-name: −14.4" in opening
+    assert control + "doid-definition-name: −14.1" in opening
     assert "So no comparison below is a finding" in opening and "<b>Secondary" not in opening
-    primary = "<b>Primary comparison</b>: + random swap 10% − SimCSE (dropout views) on doid-definition-name: −0.9"
+    primary = "<b>Primary comparison</b>: + random swap 10% − SimCSE (dropout views) on doid-definition-name: −1.7"
     assert primary in opening
     assert "<b>Rests on</b>: model <code>pubmed-bert-mini</code>, 3 seeds (0, 1, 2), steps 100, batch 64" in opening
     assert opening.count("<p>") <= 5 and opening.count("<li>") == 2
