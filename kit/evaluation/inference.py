@@ -169,14 +169,15 @@ def power_at(effect: float, variance: Variance, alpha: float = 0.05) -> float:
     return float(min(upper + lower, 1.0))
 
 
-SCALE = 100.0
-"""The range of every suite metric x100 (Spearman, average precision, nDCG, F1, ROUGE): a difference of two scores
-whose interval passes +-SCALE says nothing the scale does not (study 3's family intervals, 1 degree of freedom)."""
-NOT_ESTIMABLE = "not estimable at these seeds: the interval passes ±100"
+SCALE = 200.0
+"""The widest difference two scores x100 of any suite metric can show (Spearman's, each score from -100 to 100; the
+others, from 0 to 100, span half of it): an interval past +-SCALE says nothing the scale does not (study 3's family
+intervals, [-336.8, +355.4] with 1 degree of freedom)."""
+NOT_ESTIMABLE = "not estimable at these seeds: the interval passes ±200"
 
 
 def beyond_scale(low: float, high: float) -> bool:
-    """Whether an interval of a difference x100 passes the metrics' range (``SCALE``)."""
+    """Whether an interval of a difference x100 passes the widest range a difference can have (``SCALE``)."""
     return low < -SCALE or high > SCALE
 
 
@@ -195,7 +196,8 @@ class Difference:
         return self.low > 0 or self.high < 0
 
     def __format__(self, spec: str) -> str:
-        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``; an interval past the scale (``beyond_scale``) is not printed."""
+        """``f"{d:.1f}"`` -> ``+16.3 [+12.3, +20.2]``; an interval past any difference's range (``beyond_scale``) is
+        not printed."""
         spec = spec or ".2f"
         if beyond_scale(self.low, self.high):
             return f"{self.estimate:+{spec}} [{NOT_ESTIMABLE}]".replace("-", "−")

@@ -28,7 +28,7 @@ def number(value, digits: int = 2, scale: float = 1) -> str:
 
 def signed_interval(estimate: float, low: float, high: float, digits: int = 1) -> str:
     """A difference and its interval with their signs, minus as the typographic minus: ``+2.2 [−0.4, +4.9]``; an
-    interval past the metrics' range (``kit.evaluation.inference.beyond_scale``) is not printed."""
+    interval past the widest range of a difference (``kit.evaluation.inference.beyond_scale``) is not printed."""
     if beyond_scale(low, high):
         return f"{estimate:+.{digits}f} [{NOT_ESTIMABLE}]".replace("-", "−")
     return f"{estimate:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")

@@ -204,6 +204,7 @@ def test_an_interval_past_the_scale_is_not_printed():
     assert "not estimable" in f"{Difference(9.3, -336.8, 355.4, 500):.1f}"
     assert "not estimable" in signed_interval(9.3, -336.8, 355.4)
     assert signed_interval(9.3, -33.0, 51.6) == "+9.3 [−33.0, +51.6]"
+    assert signed_interval(-58.0, -115.9, -0.2) == "−58.0 [−115.9, −0.2]"  # Spearman: differences reach ±200
 
 
 def test_a_pilots_few_seeds_give_a_range_not_a_number():
