@@ -48,11 +48,14 @@ def test_the_console_shows_a_line_per_model_and_task_then_the_table(evaluated):
         *("task", "items", "metric", "seen", "by", "model", "score", "vs", "difference", "p"),
         *("family", "interval", "p", "(holm)", "resolves"),
     ]
-    rows = table[2:6]
-    assert [r.split()[0] for r in rows] == ["biosses-test", "biosses-test", "rqe-test", "rqe-test"]
-    assert [" minilm " in r for r in rows] == [False, True] * 2 and "tiny-random-bert" in rows[0]
+    rows = table[2:8]
+    assert [r.split()[0] for r in rows] == ["biosses-test"] * 3 + ["rqe-test"] * 3
+    assert [" minilm " in r for r in rows] == [False, True, False] * 2 and "tiny-random-bert" in rows[0]
     # minilm's rows: its score [interval], the difference [interval], p, the family interval, Holm's p, resolves
-    assert rows[1].count("[") == 3 and rows[3].count("[") == 3
+    assert rows[1].count("[") == 3 and rows[4].count("[") == 3
+    # the lexical anchor after the models: its score [interval] and no comparison of its own
+    assert all("tfidf (lexical anchor)" in rows[i] and rows[i].count("[") == 1 for i in (2, 5))
+    assert "tiny-random-bert against the best bag-of-words anchor of each of the 2 tasks they score" in out
     assert "significant after Holm's correction over the 2 comparisons" in out
 
 
