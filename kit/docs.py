@@ -574,7 +574,8 @@ def teacher_search_section(path: Path | None) -> list[str]:
 
 
 def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], search: bool = False) -> list[str]:
-    """A study page's table of every committed positive control of its runs that was tested (a one-seed search's is not:
+    """A study page's table of every committed positive control of its runs that was tested and whose verdicts stand (a
+    withdrawn snapshot's is not, nor a one-seed search's:
     ``search_section``): per run file its model and setting, its task and items, the tested row's and its baseline's
     scores (the baseline marked when it was chosen), the difference with its interval and what the design resolves,
     and the outcome, with any veto's reason below the table; then how many pass, and when none does, that the premise
@@ -582,6 +583,8 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
     (``search``: the page has a search section, cited as evidence too). [] without such snapshots."""
     rows, premises, vetoes = [], [], []
     for (nb, run), record in sorted(snapshots.items()):
+        if withdrawn(record):  # its verdicts do not stand: the page lists it with the reason instead
+            continue
         holding = [f for f in corrected_families(record) if f.get("control")] if nb == notebook else []
         family = holding[0] if holding else {}  # the suite's, or QFCL's ROUGE family
         control = family.get("control")

@@ -312,11 +312,21 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
         and "Vetoes" not in text
     )
     assert "search_mean_t01" not in text
+    withdrawn = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "control_small_doid.json").read_text("utf-8"))
+    assert "control_small_doid" not in "\n".join(  # its start read untrained positions: its verdict does not stand
+        docs.controls_section(
+            "simcse_augmentations", {**snapshots, ("simcse_augmentations", "control_small_doid"): withdrawn}
+        )
+    )
     assert "It does not pass" in text and "cannot test the paper's claim" in text
     demo["metrics"]["suite"]["control"]["outcome"] = "passes"
     assert "1 of 1 passes." in "\n".join(docs.controls_section("simcse_augmentations", snapshots))
     assert docs.controls_section("augmented_sbert", snapshots) == []
     qfcl = json.loads((docs.SNAPSHOTS / "qfcl_summarization" / "cpu.json").read_text(encoding="utf-8"))
+    assert (
+        docs.controls_section("qfcl_summarization", {("qfcl_summarization", "cpu"): qfcl}) == []
+    )  # one rate: withdrawn
+    qfcl["parameters"]["new_lr"] = 3e-4  # as a run with a rate per parameter group records
     text = "\n".join(docs.controls_section("qfcl_summarization", {("qfcl_summarization", "cpu"): qfcl}))
     assert "| baseline 16.8 − lead 22.0 | −5.2 [−62.1, +51.7] | 63.0 | fails (vetoed) |" in text  # its interval: zero
     assert "Vetoes:\n\n- `cpu.yaml`: baseline (cross-entropy only) is collapsed to a template" in text

@@ -165,8 +165,9 @@ WITHDRAWALS = {
     ),
     "positions": (
         "its start read beyond its trained positions",
-        "Its start, one of the kit's own pretrained models, was read at up to 256 tokens although its pretraining "
-        "had trained only positions 0-47 (rows 48-511 of its position table were at their random initialisation): "
+        "Its start, one of the kit's own pretrained models, was read beyond 48 tokens (up to 256 in the suite) "
+        "although its pretraining had trained only positions 0-47 (rows 48-511 of its position table were at their "
+        "random initialisation): "
         "every text longer than 48 tokens (21% of BIOSSES sentences, 32% of Disease Ontology definitions) had random "
         "position vectors added. The kit now cuts every text at the trained positions; this run's verdicts are "
         "withdrawn until it is redone; its scores stand as a record of that setup.",
@@ -184,9 +185,9 @@ WITHDRAWALS = {
 
 def withdrawn(record: dict) -> str | None:
     """Why a snapshot's verdicts are withdrawn (a key of ``WITHDRAWALS``), or None. ``test``: its families were
-    computed before the calibrated test (no ``role`` on their lines); ``positions``: its start is one of the kit's
-    pretrained models and the record does not say the start was read within its trained positions
-    (``model_positions``, written since the kit cuts texts there); ``rate``: a study 3 run from before its learning
+    computed before the calibrated test (no ``role`` on their lines); ``positions``: a model it reads (``model``, study
+    2's ``cross_model``) is one of the kit's pretrained ones and the record is from before the kit cut every text at
+    the trained positions (it has no ``model_positions``); ``rate``: a study 3 run from before its learning
     rate per parameter group (no ``new_lr`` parameter)."""
     from kit.core.models import PRETRAINED
 
@@ -197,7 +198,7 @@ def withdrawn(record: dict) -> str | None:
         for line in family.get("lines", [])
     ):
         return "test"
-    if parameters.get("model") in PRETRAINED and "model_positions" not in record:
+    if any(parameters.get(k) in PRETRAINED for k in ("model", "cross_model")) and "model_positions" not in record:
         return "positions"
     if record.get("notebook") == "qfcl_summarization" and "new_lr" not in parameters:
         return "rate"

@@ -15,10 +15,12 @@ def figure_path(notebook: str, run: str, family: str) -> str:
 
 
 def forest_families(notebook: str, run: str, record: dict) -> dict[str, dict]:
-    """A snapshot's families that get a forest plot (those with a tested comparison: ``tested_lines``), by
-    ``figure_path``."""
-    from kit.report.index import named_families, tested_lines
+    """A snapshot's families that get a forest plot (those with a tested comparison: ``tested_lines``; none for a
+    snapshot whose verdicts are withdrawn), by ``figure_path``."""
+    from kit.report.index import named_families, tested_lines, withdrawn
 
+    if withdrawn(record):
+        return {}
     return {figure_path(notebook, run, name): f for name, f in named_families(record).items() if tested_lines(f)}
 
 
