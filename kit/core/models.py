@@ -371,19 +371,25 @@ def _check_safetensors(file: Path) -> None:
 
 
 MODEL_CARD = ("README.md",)
-"""A model folder's prose, left out of its fingerprint: ``kit.docs render`` writes measured numbers into the kit's
-cards, and a run's result does not depend on them."""
+"""The prose of the kit's own model folders (``PRETRAINED``), left out of their fingerprints: ``kit.docs render`` writes
+measured numbers into those cards, and a run's result does not depend on them. Other folders keep their whole digest
+(and so their run keys)."""
+
+
+def _card_free(alias: str) -> tuple[str, ...]:
+    return MODEL_CARD if alias in PRETRAINED else ()
 
 
 def model_fingerprint(name: str) -> str:
-    """What identifies a model's weights, for run keys: a digest of the folder's files but its card (an offline alias
-    or a local folder; a random alias adds its shape to its tokenizer's folder), or for a hub name the
+    """What identifies a model's weights, for run keys: a digest of the folder's files (but a kit model's card) (an
+    offline alias or a local folder; a random alias adds its shape to its tokenizer's folder), or for a hub name the
     revision (commit) of its cached snapshot, or the hub's current one when it is not cached."""
     if name in RANDOM_MODELS:
-        return digest(name, RANDOM_MODELS[name], folder_digest(resolve_model(name).path, ignore=MODEL_CARD))
+        borrowed = RANDOM_MODELS[name].tokenizer
+        return digest(name, RANDOM_MODELS[name], folder_digest(resolve_model(name).path, ignore=_card_free(borrowed)))
     path = resolve_model(name).path
     if Path(path).expanduser().is_dir():
-        return folder_digest(Path(path).expanduser(), ignore=MODEL_CARD)
+        return folder_digest(Path(path).expanduser(), ignore=_card_free(name))
     from huggingface_hub import model_info, try_to_load_from_cache
 
     cached = try_to_load_from_cache(name, "config.json")

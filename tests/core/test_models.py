@@ -236,16 +236,19 @@ def test_every_folder_under_models_is_an_alias():
     assert sorted(PRETRAINED) == sorted(p.name for p in PRETRAINED_FOLDER.iterdir() if p.is_dir())
 
 
-def test_a_models_fingerprint_reads_its_weights_not_its_card(tmp_path, tiny_encoder):
-    """kit.docs render writes measured numbers into the kit's model cards: a run key must not change with them."""
-    from kit.core.models import model_fingerprint
+def test_a_kit_models_fingerprint_reads_its_weights_not_its_card(tmp_path, tiny_encoder, monkeypatch):
+    """kit.docs render writes measured numbers into the kit's own model cards: their run keys must not change with
+    them. Any other folder keeps its whole digest, so its cached runs keep their keys."""
+    import kit.core.models as models
 
-    folder = tmp_path / "model"
+    folder = tmp_path / "toy-bert"
     tiny_encoder.backbone.save_pretrained(folder)
     tiny_encoder.tokenizer.save_pretrained(folder)
     (folder / "README.md").write_text("# a card\n", encoding="utf-8")
-    before = model_fingerprint(str(folder))
+    monkeypatch.setattr(models, "PRETRAINED_FOLDER", tmp_path)
+    monkeypatch.setitem(models.PRETRAINED, "toy-bert", ("a toy", "nothing"))
+    alias, plain = models.model_fingerprint("toy-bert"), models.model_fingerprint(str(folder))
     (folder / "README.md").write_text("# a card\n\nwith a generated paragraph\n", encoding="utf-8")
-    assert model_fingerprint(str(folder)) == before
+    assert models.model_fingerprint("toy-bert") == alias and models.model_fingerprint(str(folder)) != plain
     (folder / "config.json").write_text((folder / "config.json").read_text().replace("}", ', "x": 1}', 1))
-    assert model_fingerprint(str(folder)) != before
+    assert models.model_fingerprint("toy-bert") != alias
