@@ -33,7 +33,7 @@ from torch.nn import functional as F
 
 from kit.core.config import TrainConfig
 from kit.core.devices import autocast, resolve_device
-from kit.core.models import Encoder
+from kit.core.models import Encoder, token_limit
 from kit.core.train import train_contrastive
 from kit.data import load_pubmed_sentences
 
@@ -59,7 +59,11 @@ def minimal_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
             t = time.perf_counter()
         texts = [corpus[i] for i in rng.choice(len(corpus), cfg.batch_size, replace=False)]
         feats = enc.tokenizer(
-            texts + texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt"
+            texts + texts,
+            padding=True,
+            truncation=True,
+            max_length=token_limit(enc.tokenizer, cfg.max_length),
+            return_tensors="pt",
         )
         feats = {k: v.to(device, non_blocking=True) for k, v in feats.items()}
         with autocast(device, cfg.precision):
@@ -106,7 +110,7 @@ def st_trainer_loop(enc: Encoder, corpus, cfg: TrainConfig) -> float:
         enc.backbone.save_pretrained(folder)
         enc.tokenizer.save_pretrained(folder)
         st = SentenceTransformer(folder, device=str(device))
-        st.max_seq_length = cfg.max_length
+        st.max_seq_length = token_limit(enc.tokenizer, cfg.max_length)
         args = SentenceTransformerTrainingArguments(
             output_dir=folder,
             per_device_train_batch_size=cfg.batch_size,

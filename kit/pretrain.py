@@ -102,6 +102,10 @@ class PretrainConfig:
             raise ParameterError(f"parameter 'hidden': must be a multiple of heads ({self.heads}), got {self.hidden}")
 
 
+class CorpusTooSmall(ValueError):
+    """The corpus packs into fewer training sequences than one batch."""
+
+
 @dataclass
 class PretrainLog:
     """Mean training loss per ``log_every`` steps, held-out MLM loss at the start and end, time spent."""
@@ -323,8 +327,9 @@ def pretrain(
 
     train_ids, heldout_ids = encode(train_texts), encode(heldout_texts)
     if len(train_ids) < config.batch_size:
-        raise ValueError(
-            f"corpus packs into {len(train_ids)} training sequences, fewer than one batch of {config.batch_size}"
+        raise CorpusTooSmall(
+            f"packs into {len(train_ids)} training sequences of {config.max_length} tokens, fewer than one batch of "
+            f"{config.batch_size}"
         )
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=config.mask_prob, return_tensors="pt")
 
@@ -611,8 +616,8 @@ def main(argv: list[str] | None = None) -> int:
     card = lambda log: model_card(out.name, description, texts, config, log, argv)  # noqa: E731
     try:
         log = pretrain(texts, out, config, until, card)
-    except ValueError as err:  # a corpus that packs into less than a batch
-        print(f"python -m kit.pretrain: error: argument --corpus: {err}", file=sys.stderr)
+    except CorpusTooSmall as err:  # known only once the corpus is tokenized and packed
+        print(f"python -m kit.pretrain: error: argument --corpus: {corpus} {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{out}: interrupted; the same command resumes from the last checkpoint", file=sys.stderr)

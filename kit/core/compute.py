@@ -155,14 +155,11 @@ def encoding(
 
 @functools.lru_cache(maxsize=64)
 def _token_counts(model: str, texts: tuple[str, ...], max_length: int) -> list[int]:
-    from transformers import AutoTokenizer
+    from kit.core.models import load_tokenizer, token_limit
 
-    from kit.core.models import RANDOM_MODELS, resolve_model
-
-    name = SHAPE_OF.get(model, model)
-    folder = resolve_model(RANDOM_MODELS[name].tokenizer if name in RANDOM_MODELS else name).path
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    return [len(ids) for ids in tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]]
+    tokenizer = load_tokenizer(SHAPE_OF.get(model, model))  # cut at the model's trained positions, as it reads
+    limit = token_limit(tokenizer, max_length)
+    return [len(ids) for ids in tokenizer(list(texts), truncation=True, max_length=limit)["input_ids"]]
 
 
 def combined(work: Sequence[Work]) -> list[Work]:

@@ -62,16 +62,18 @@ def schedule(steps: int, warmup: float) -> Callable[[int], float]:
     return lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm))
 
 
-def set_dropout(encoder: Encoder, p: float) -> None:
-    """Every dropout of the encoder's backbone (hidden and attention) at rate ``p``: SimCSE's noise, whose rate its
-    authors tuned (Gao et al. 2021, Table 1)."""
-    for module in encoder.backbone.modules():
-        if isinstance(module, torch.nn.Dropout):
-            module.p = p
-    config = encoder.backbone.config
-    for name in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
-        if hasattr(config, name):
-            setattr(config, name, p)
+def set_dropout(module: torch.nn.Module, p: float) -> None:
+    """Every dropout inside ``module`` (a backbone's hidden and attention dropout; an objective's own towers, as
+    contrastive tension's second copy) at rate ``p``, and the configs of the models inside saying so: SimCSE's noise,
+    whose rate its authors tuned (Gao et al. 2021, Table 1)."""
+    names = ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout")
+    for inner in module.modules():
+        if isinstance(inner, torch.nn.Dropout):
+            inner.p = p
+        config = getattr(inner, "config", None)
+        for name in names if hasattr(config, "to_dict") else ():
+            if hasattr(config, name):
+                setattr(config, name, p)
 
 
 CHECKPOINT_KEYS = frozenset(
@@ -141,8 +143,9 @@ def train_contrastive(
             raise ValueError("with an accelerator, pass objective=kit.core.distributed.DistributedSimCSEObjective(...)")
         model, opt = accelerator.prepare(encoder, opt)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule(config.steps, config.warmup))
-    if config.dropout is not None:
+    if config.dropout is not None:  # both the encoder and any tower of the objective's (contrastive tension's copy)
         set_dropout(encoder, config.dropout)
+        set_dropout(objective, config.dropout)
     history, best_state, step = History(selection_metric=selection_metric), None, 0
 
     ckpt = Path(run_dir) / "checkpoint.pt" if run_dir else None

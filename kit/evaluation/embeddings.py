@@ -184,15 +184,15 @@ class _SentenceTransformer:
     def __init__(self, path: str, device):
         from sentence_transformers import SentenceTransformer
 
-        from kit.core.models import FP32_WEIGHTS
+        from kit.core.models import FP32_WEIGHTS, trained_positions
 
         self.model = SentenceTransformer(path, device=str(device), model_kwargs=FP32_WEIGHTS)
         self.tokenizer = self.model.tokenizer
+        # the backbone's positions, read once: max_seq_length below also sets the tokenizer's model_max_length
+        self.positions = trained_positions(self.model[0].auto_model.config)
 
     def encode(self, texts, batch_size=64, max_length=256, show_progress=False) -> np.ndarray:
-        from kit.core.models import token_limit
-
-        self.model.max_seq_length = token_limit(self.tokenizer, max_length)
+        self.model.max_seq_length = min(max_length, self.positions)
         return self.model.encode(
             list(texts), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=bool(show_progress)
         ).astype(np.float32)
@@ -304,7 +304,7 @@ class Embedder:
             str(torch_device),
             backend,
             about,
-            load_tokenizer=(lambda: load_tokenizer(name)) if chosen else None,
+            load_tokenizer=lambda: load_tokenizer(name),
         )
 
     @classmethod
@@ -338,10 +338,14 @@ class Embedder:
 
         tokenizer = getattr(self.model, "tokenizer", None)
         if tokenizer is None and self.load_tokenizer is not None:
-            tokenizer = self.load_tokenizer()
-            self.load_tokenizer = lambda: tokenizer  # loaded once
+            try:
+                tokenizer = self.load_tokenizer()
+            except (OSError, ValueError):  # a folder whose tokenizer only sentence-transformers finds: not counted
+                tokenizer = None
+            self.load_tokenizer = lambda: tokenizer  # tried once
         if tokenizer is not None:
-            self.cut += cut_texts(tokenizer, texts, self.max_length)
+            limit = min(self.max_length, getattr(self.model, "positions", self.max_length))
+            self.cut += cut_texts(tokenizer, texts, limit)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         from kit.core.models import token_limit

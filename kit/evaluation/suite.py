@@ -279,7 +279,7 @@ def evaluate(
             texts = ", ".join(
                 [f"{encoded:,} texts encoded"] * bool(encoded)
                 + [f"{cached:,} texts from the cache"] * bool(cached)
-                + [f"{cut:,} cut at the model's trained length"] * bool(cut)
+                + [f"{cut:,} cut at the model's trained positions or the length asked for"] * bool(cut)
             )
             say(f"{name} · {result.task.name}: {result.seconds[name]:.1f}s ({texts})")
         for run in runs:

@@ -355,7 +355,7 @@ def primary_lines(study, run_name: str, reports: Path) -> list[str]:
     if effect is None:
         return [*out, *([sizing.uncertainty()] if v.runs else [])]
     out.append(f"power for {effect:.1f} points: {sizing.power:.0%}")
-    out.append(sizing.uncertainty())
+    out += [sizing.uncertainty()] if v.runs else []
     seeds, items, both = design.seeds_needed(effect, v), design.items_needed(effect, v), design.design_needed(effect, v)
     if not v.runs:  # deterministic rows: only more items help
         out.append(f"80% power needs {items:,} items" if items else "not within 100 times the items")

@@ -241,3 +241,15 @@ def test_a_run_with_warm_up_and_dropout_trains_and_differs_from_the_default(corp
     _, knobs = run(corpus, biosses, warmup=0.5, dropout=0.2)
     assert all(np.isfinite(r["loss"]) for r in knobs.rows[1:])
     assert [r["loss"] for r in knobs.rows[1:]] != [r["loss"] for r in plain.rows[1:]]
+
+
+def test_dropout_reaches_every_tower_of_the_objective(corpus, biosses):
+    """Contrastive tension trains a second copy of the start inside its objective: SimCSE's rate reaches it too."""
+    from kit.core.objectives import ContrastiveTensionObjective
+
+    enc = Encoder.from_pretrained("tiny-random-bert", "cls_before_pooler", seed=0)
+    cfg = TrainConfig(**{**CONFIG, "steps": 2, "dropout": 0.25})
+    objective = ContrastiveTensionObjective(enc, cfg)
+    train_contrastive(enc, corpus, cfg, evaluator(biosses), objective=objective)
+    rates = {m.p for m in [*enc.modules(), *objective.partner.modules()] if isinstance(m, torch.nn.Dropout)}
+    assert rates == {0.25}

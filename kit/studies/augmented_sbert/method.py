@@ -26,7 +26,14 @@ import torch
 
 from kit.core.config import TrainSettings
 from kit.core.devices import resolve_device
-from kit.core.models import FP32_WEIGHTS, MIN_MAX_LENGTH, model_folder, new_weights_expected, token_limit
+from kit.core.models import (
+    FP32_WEIGHTS,
+    MIN_MAX_LENGTH,
+    model_folder,
+    new_weights_expected,
+    token_limit,
+    trained_positions,
+)
 from kit.core.progress import enabled as progress_enabled
 from kit.core.settings import redefault, setting
 
@@ -134,7 +141,7 @@ def cross_encoder(model: str, seed: int = 0, max_length: int = 128, device: str 
             device=str(resolve_device(device)),
             model_kwargs=FP32_WEIGHTS,
         )
-    ce.max_length = token_limit(ce.tokenizer, max_length)  # a pair never reads an untrained position
+    ce.max_seq_length = min(token_limit(ce.tokenizer, max_length), trained_positions(ce.model.config))
     return ce
 
 
@@ -144,7 +151,7 @@ def bi_encoder(model: str, seed: int = 0, max_length: int = 128, device: str = "
 
     torch.manual_seed(seed)
     st = SentenceTransformer(model_folder(model, seed), device=str(resolve_device(device)), model_kwargs=FP32_WEIGHTS)
-    st.max_seq_length = token_limit(st.tokenizer, max_length)
+    st.max_seq_length = min(token_limit(st.tokenizer, max_length), trained_positions(st[0].auto_model.config))
     return st
 
 

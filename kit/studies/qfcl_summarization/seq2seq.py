@@ -71,20 +71,21 @@ def summarizer(name: str, seed: int = 0) -> Summarizer:
         model,
         tokenizer,
         f"BERT2BERT from `{name}`: {resolve_model(name).description} (cross-attention newly initialised)",
-        new_parameters(model, folder),
+        new_parameters(model),
     )
 
 
-def new_parameters(model: nn.Module, folder: str) -> frozenset[str]:
-    """Names of the parameters of a BERT2BERT ``model`` that the checkpoint in ``folder`` did not give: those whose
-    name, less its side (``encoder.``, ``decoder.``) and the base-model prefix (``bert.``), is no tensor of
-    ``folder/model.safetensors`` (less that prefix too)."""
-    from safetensors import safe_open
-
-    with safe_open(f"{folder}/model.safetensors", "pt") as f:
-        given = {k.removeprefix("bert.") for k in f.keys()}
-    side = lambda n: n.split(".", 1)[1].removeprefix("bert.")  # noqa: E731
-    return frozenset(n for n, _ in model.named_parameters() if side(n) not in given)
+def new_parameters(model: nn.Module) -> frozenset[str]:
+    """Names of the parameters of a BERT2BERT ``model`` that its checkpoint did not give: the decoder's whose name, less
+    its side (``decoder.``) and base-model prefix (``bert.``), names no parameter of the encoder, which is the
+    checkpoint's model whole (its cross-attention and LM-head transform; an MLM head in the checkpoint would be counted
+    new too). Works for a hub name as for a folder: no file is read."""
+    given = {n.split(".", 1)[1] for n, _ in model.named_parameters() if n.startswith("encoder.")}
+    return frozenset(
+        n
+        for n, _ in model.named_parameters()
+        if n.startswith("decoder.") and n.split(".", 1)[1].removeprefix("bert.") not in given
+    )
 
 
 @torch.inference_mode()
