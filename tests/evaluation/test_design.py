@@ -81,6 +81,10 @@ def test_two_seeds_and_a_20_point_primary_on_100_items_get_the_line_before_train
     out = capsys.readouterr().out
     assert "primary swap_10 - simcse on biosses-all, sized for 20.0 points" in out
     assert "80% power needs" in out and "seeds per trained row" in out and "ceiling:" in out
+    # what the pilot's 2 seeds leave open, and that this pilot is the run's own report (power after the fact)
+    assert re.search(r"the pilot's 2 seeds leave the run-to-run variance between 0\.\d\d and [\d.]+ times", out), out
+    assert re.search(r"resolves [\d.]+-[\d.]+ points and has \d+%-\d+% power for 20\.0 points", out), out
+    assert "this pilot is the run's own result, so its power is power after the fact" in out
 
     from kit.batch import sizing
     from kit.runner import plan, prepare
@@ -218,16 +222,3 @@ def test_a_pilots_few_seeds_give_a_range_not_a_number():
     assert round(f_low, 2) == 0.43 and round(f_high, 1) == 9.5
     assert low.runs[0][0] == pytest.approx(f_low) and high.item == variance.item
     assert design.detectable(low) < design.detectable(variance) < design.detectable(high)
-
-
-def test_design_prints_the_pilots_range_and_calls_an_own_pilot_power_after_the_fact(tmp_path, capsys):
-    reports = tmp_path / "reports"
-    pilot_evidence(reports)
-    run_file = tmp_path / "simcse_augmentations" / "twenty.yaml"
-    run_file.parent.mkdir()
-    run_file.write_text(RUN_FILE, encoding="utf-8")
-    assert batch_main([str(run_file), "--reports", str(reports), "--design"]) == 0
-    out = capsys.readouterr().out
-    assert re.search(r"the pilot's 2 seeds leave the run-to-run variance between 0\.\d\d and [\d.]+ times", out), out
-    assert re.search(r"resolves [\d.]+-[\d.]+ points and has \d+%-\d+% power for 20\.0 points", out), out
-    assert "this pilot is the run's own result, so its power is power after the fact" in out  # twenty's own report
