@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from kit.core.cli import Parser, checked, integer, output_folder
+from kit.core.cli import Parser, checked, integer, interrupts_outside_finalizers, output_folder
 from kit.core.files import json_text, write_text_atomic
 from kit.evaluation.embeddings import (
     BACKENDS,
@@ -320,4 +320,5 @@ def record(result: SuiteResult, about: list[dict], args: argparse.Namespace, arg
 
 
 if __name__ == "__main__":
+    interrupts_outside_finalizers()  # a command's process only: a caller's own handlers stay as they are
     sys.exit(main())

@@ -13,11 +13,31 @@ import argparse
 import dataclasses
 import math
 import os
+import signal
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from kit.core.settings import bound_words
+
+
+def interrupts_outside_finalizers() -> None:
+    """Ctrl-C raises ``KeyboardInterrupt`` where the program is, except inside a finalizer (a ``__del__`` on the
+    stack), where Python prints "Exception ignored in ..." and drops it, and the run goes on to finish as if never
+    interrupted (``kit.evaluate`` exited 0 so, its interrupt landing in a finalizer of the ``regex`` package during
+    garbage collection): there the interrupt is raised again 10 ms later, by ``SIGALRM``, outside it. Call it from the
+    main thread before the work."""
+
+    def handler(signum, frame):
+        while frame is not None:
+            if frame.f_code.co_name == "__del__":
+                signal.setitimer(signal.ITIMER_REAL, 0.01)
+                return
+            frame = frame.f_back
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGALRM, handler)
 
 
 class Parser(argparse.ArgumentParser):
