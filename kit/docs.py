@@ -609,10 +609,19 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
                 "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]),
                 "resolves": number(line.get("family_detectable"), 1),
                 "outcome": control["outcome"] + (" (vetoed)" if control.get("vetoes") else ""),
+                "rungs beyond it": "; ".join(
+                    f"({r['rung']}) {r['baseline']} {number(scores.get(r['baseline']), 1)}: {r['outcome']}"
+                    for r in family.get("rungs", [])
+                ),
             }
         )
     if not rows:
         return []
+    ladder = any(row["rungs beyond it"] for row in rows)
+    for row in rows:
+        rungs = row.pop("rungs beyond it")
+        if ladder:
+            row["rungs beyond it"] = rungs or "none recorded"
     passed = sum(row["outcome"] == "passes" for row in rows)
     chosen = any(row["tested row − against"].endswith(" (chosen)") for row in rows)
     evidence = (
@@ -633,6 +642,13 @@ def controls_section(notebook: str, snapshots: dict[tuple[str, str], dict], sear
         f"task (x100), the premise that {'; that '.join(premises)}, tested on the same items, with the 95% interval of "
         "the difference and the difference its design resolves with 80% power (`benchmarks/calibration.py --control`)."
         + (" A baseline marked chosen is the strongest of the start's training-free embeddings on the task." * chosen)
+        + (
+            " Where a run records its premise ladder, the rungs beyond the control are listed with their baseline's "
+            "score and the tested row's place against it at alpha (above, below, level): (b) the start + whitening, "
+            "against the trained row + whitening; (c) the start's best training-free read-out chosen on the selection "
+            "data; (d) a bag-of-words anchor; reported, never a gate."
+        )
+        * ladder
         + (" A vetoed control fails whatever its interval, for the reason below the table." * bool(vetoes))
         + f" {verdict}",
         "",

@@ -63,11 +63,10 @@ class Lexical:
             return False
         return isinstance(task, RetrievalTask) or (self.name == "tfidf" and isinstance(task, PairCosineTask))
 
-    @functools.cached_property
+    @property
     def vectorizer(self):
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        return TfidfVectorizer(dtype=np.float64).fit(self.reference())
+        """TF-IDF's vectorizer, fitted on ``reference()`` once per process (``fitted_vectorizer``)."""
+        return fitted_vectorizer(self.reference)
 
     def score_task(self, task: Task) -> dict[str, ItemScores]:
         """The anchor's item scores on ``task`` (one per metric); ``ValueError`` where it does not apply."""
@@ -82,6 +81,15 @@ class Lexical:
             q, c = self.vectorizer.transform(queries), self.vectorizer.transform(candidates).T.tocsr()
             return task.score_similarities(lambda rows: (q[rows] @ c).toarray())
         return task.score_similarities(bm25_similarities(queries, candidates))
+
+
+@functools.cache
+def fitted_vectorizer(reference: Callable[[], list[str]]):
+    """A ``TfidfVectorizer`` (float64) fitted on the texts ``reference`` returns, kept for the process: every study
+    report and ``kit.evaluate`` call reads the same idf (55k PubMed sentences take seconds to fit)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(dtype=np.float64).fit(reference())
 
 
 def bm25_similarities(queries: list[str], candidates: list[str]) -> Callable[[slice], np.ndarray]:

@@ -418,6 +418,70 @@ class Control(Declared):
         return cls(**{k: record[k] for k in keys}, vetoes=tuple(record.get("vetoes", ())), candidates=candidates)
 
 
+@dataclass(frozen=True)
+class Rung(Declared):
+    """One rung of a study's premise ladder beyond its positive control: ``row`` - ``baseline`` on ``task``, tested
+    alone at alpha and reported, never a gate. ``rung``: its letter (the control is rung a: the trained row against its
+    start read out the same way, the papers' comparison; c: against the start's best training-free read-out chosen on
+    the selection data; d: against a bag-of-words anchor); ``premise``: what passing it shows, in words."""
+
+    rung: str = ""
+    premise: str = ""
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+RUNG_OUTCOMES = ("above", "below", "level", "not tested")
+"""A rung's outcome: the interval above zero, below it, across it, or no test."""
+
+
+def rung_outcome(compared: pd.DataFrame, rung: Declared) -> tuple[str, object]:
+    """A rung's outcome (``RUNG_OUTCOMES``) at alpha, alone, and its comparison line (None when ``compared`` lacks
+    it)."""
+    line = next((x for x in compared_lines(compared).itertuples() if rung.is_line(x)), None)
+    if line is None or line.reason:
+        return "not tested", line
+    return ("above" if line.low > 0 else "below" if line.high < 0 else "level"), line
+
+
+def ladder_summary(compared: pd.DataFrame, control: Control | None, rungs: Sequence[Rung], digits: int = 1) -> str:
+    """The premise ladder in one paragraph: the control (rung a) and each rung with its difference, interval and
+    outcome at alpha, each tested alone; '' without rungs."""
+    if not rungs:
+        return ""
+    names = dict(zip(compared.row, compared.method))
+    parts = []
+    for rung in ([control] if control else []) + list(rungs):
+        outcome, line = (control_outcome if rung is control else rung_outcome)(compared, rung)
+        letter = getattr(rung, "rung", "a")
+        head = f"({letter}) {names.get(rung.row, rung.row)} − {names.get(rung.baseline, rung.baseline)}"
+        if line is None or line.reason:
+            parts.append(f"{head}: not tested")
+            continue
+        p = format_p(line.p)
+        parts.append(
+            f"{head}: {_interval(line.difference, line.low, line.high, digits)}, "
+            f"p {p if p.startswith('<') else '= ' + p}, {outcome}"
+        )
+    task = (control or rungs[0]).task
+    return (
+        f"Premise ladder on {task}, each rung tested alone at alpha: " + "; ".join(parts) + ". Rung (a) is the "
+        "papers' comparison and the gate; (b) whitening both sides like for like, (c) the start's best training-free "
+        "read-out chosen on the selection data and (d) bag of words say where the trained model stands against "
+        "stronger baselines, and are reported, not gates."
+    )
+
+
+def ladder_record(compared: pd.DataFrame, control: Control | None, rungs: Sequence[Rung]) -> dict:
+    """What a family's record keeps of its ladder (nothing without rungs): ``rungs``, each declaration and its
+    outcome, and ``ladder``, its sentences (``ladder_summary``)."""
+    if not rungs:
+        return {}
+    declared = [{**rung.record(), "outcome": rung_outcome(compared, rung)[0]} for rung in rungs]
+    return {"rungs": declared, "ladder": ladder_summary(compared, control, rungs)}
+
+
 LEGACY_CHOICE = re.compile(r"(?:the strongest|best) of (\d+) training-free embeddings")
 """How a control record written before ``Control.candidates`` named its baseline's choice."""
 
@@ -506,10 +570,11 @@ def control_summary(compared: pd.DataFrame, control: Control, digits: int = 1) -
 FAMILY_COLUMNS = ("p_adjusted", "family_low", "family_high", "family_confidence", "family_size", "family_detectable")
 """What ``families`` adds to every comparison line: its result within its family (nan on other lines)."""
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
-ROLES = ("control", "primary", "secondary", "within", "aside", "not tested")
+ROLES = ("control", "primary", "rung", "secondary", "within", "aside", "rung's pair", "not tested")
 """A comparison line's role: the study's positive control (tested alone), the run file's primary (tested alone), a
-member of its group's family, a comparison on a task within another task of the family (reported, not a second
-finding), the control's pair on another task (reported, not tested), or not tested (``reason``)."""
+rung of the premise ladder (tested alone, reported), a member of its group's family, a comparison on a task within
+another task of the family (reported, not a second finding), the control's pair on another task (reported, not
+tested), a rung's pair on another task (likewise), or not tested (``reason``)."""
 
 
 def compared_lines(compared: pd.DataFrame) -> pd.DataFrame:
@@ -524,10 +589,12 @@ def families(
     correction: str,
     confidence: float = 0.95,
     control: Control | None = None,
+    rungs: Sequence[Rung] = (),
 ) -> pd.DataFrame:
     """``compared`` with every comparison line's ``role`` (``ROLES``), its result within its family
-    (``FAMILY_COLUMNS``) and its verdict ``significant``: the control and the primary each alone at alpha, each
-    group's secondary comparisons (``groups``: group -> task names) one family corrected by ``correction``."""
+    (``FAMILY_COLUMNS``) and its verdict ``significant``: the control, the primary and each of the ``rungs`` alone at
+    alpha, each group's secondary comparisons (``groups``: group -> task names) one family corrected by
+    ``correction``."""
     compared = compared.copy()
     for column in FAMILY_COLUMNS:
         compared[column] = np.nan
@@ -544,8 +611,12 @@ def families(
             role[index] = "primary"  # a primary that is also the control stays the primary, tested alone as both
         elif control is not None and control.is_line(line):
             role[index] = "control"
+        elif any(rung.is_line(line) for rung in rungs):
+            role[index] = "rung"
         elif control is not None and (line.row, line.baseline) == (control.row, control.baseline):
             role[index] = "aside"
+        elif any((line.row, line.baseline) == (rung.row, rung.baseline) for rung in rungs):
+            role[index] = "rung's pair"
         elif not line.comparison.tested:
             role[index] = "not tested"
         elif (
@@ -558,13 +629,14 @@ def families(
             role[index] = "secondary"
     compared.loc[list(role), "role"] = pd.Series(role)
     members = [[i for i in role if role[i] == alone] for alone in ("control", "primary")]
+    members += [[i] for i in role if role[i] == "rung"]
     members += [
         [i for i in role if role[i] == "secondary" and compared.at[i, "task"] in names] for names in groups.values()
     ]
     for family in members:
         if not family:
             continue
-        how = "none" if role[family[0]] in ("control", "primary") else correction
+        how = "none" if role[family[0]] in ("control", "primary", "rung") else correction
         for index, a in zip(family, correct(list(compared.loc[family, "comparison"]), how, confidence)):
             compared.loc[index, list(FAMILY_COLUMNS)] = a.p, a.low, a.high, a.confidence, a.size, a.detectable
             compared.at[index, "significant"] = a.significant
@@ -596,10 +668,14 @@ def _test(line, correction: str) -> str:
         return "positive control, alone" if not line.reason else "positive control, not tested"
     if line.role == "primary":
         return "primary, alone" if not line.reason else "primary, not tested"
+    if line.role == "rung":
+        return "premise rung, alone"
     if line.role == "within":
         return f"within {line.within}"
     if line.role == "aside":
         return "control's pair, not tested"
+    if line.role == "rung's pair":
+        return "premise rung's pair, not tested"
     if line.role == "not tested":
         if "same outputs" in line.reason:
             return "identical outputs"
@@ -617,7 +693,7 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
     rows = []
     for line in compared.itertuples():
         has = isinstance(line.baseline, str)
-        tested = has and line.role in ("control", "primary", "secondary") and not line.reason
+        tested = has and line.role in ("control", "primary", "rung", "secondary") and not line.reason
         row = {
             "task": line.task,
             "method": line.method,
@@ -640,7 +716,7 @@ def table(compared: pd.DataFrame, digits: int = 1, correction: str = "holm") -> 
             row["p"] = format_p(line.p)
         if tested:
             row["family interval"] = _interval(line.difference, line.family_low, line.family_high, digits)
-            star = line.significant if line.role == "control" else getattr(line, "finding", line.significant)
+            star = line.significant if line.role in ("control", "rung") else getattr(line, "finding", line.significant)
             row["p adjusted"] = format_p(line.p_adjusted) + (" *" if star else "")
             row["resolves"] = f"{line.family_detectable:.{digits}f}"
         rows.append(row)
@@ -660,6 +736,10 @@ def verdict_line(line, names: Mapping[str, str], correction: str, digits: int = 
         return f"{head}: {alone}: its items lie within `{line.within}`, whose comparison is the one tested"
     if line.role == "aside":
         return f"{head}: {alone}: the positive control's pair on another task, reported and not tested"
+    if line.role == "rung's pair":
+        return f"{head}: {alone}: a premise rung's pair on another task, reported and not tested"
+    if line.role == "rung":
+        return f"{head}: {alone}: a premise rung, tested alone and reported (not a finding about the methods)"
     family = ""
     if line.role == "secondary" and correction != "none" and line.family_size > 1:
         q = format_p(line.p_adjusted)
@@ -753,7 +833,8 @@ class SuiteReport:
     ``correction`` (``families``); the verdicts follow the adjusted results. ``control``: the study's positive
     control, tested alone before the rest; unless it passes, no comparison is a finding. ``premise``: the sentences
     of a control that did not pass in another report of the same run (which withholds this one's findings too).
-    ``paper_effect``: what the study's paper claims. ``title`` heads its tables."""
+    ``paper_effect``: what the study's paper claims. ``title`` heads its tables. ``rungs``: the premise ladder's rungs
+    beyond the control (``Rung``), each tested alone and reported."""
 
     evidence: Evidence
     tasks: Sequence[Task]
@@ -767,6 +848,7 @@ class SuiteReport:
     primary: Primary | None = None
     control: Control | None = None
     premise: str | None = None
+    rungs: Sequence[Rung] = ()
     compared: pd.DataFrame = field(init=False)
 
     def __post_init__(self):
@@ -775,15 +857,20 @@ class SuiteReport:
             self.primary = None  # the primary is another report's (QFCL's ROUGE, say)
         if self.control is not None and self.control.task not in names:
             self.control = None  # the control is another report's: its outcome comes as ``premise``
+        self.rungs = tuple(rung for rung in self.rungs if rung.task in names)
         lines = compare(self.evidence, confidence=self.confidence)
         self.compared = families(
-            lines, self.group_names(), self.primary, self.correction, self.confidence, self.control
+            lines, self.group_names(), self.primary, self.correction, self.confidence, self.control, self.rungs
         )
         self.compared = mark_findings(self.compared, self.withheld() is not None)
 
     def control_text(self) -> str:
         """The positive control's sentences (``control_summary``); '' when this report holds none."""
         return control_summary(self.compared, self.control) if self.control else ""
+
+    def ladder_text(self) -> str:
+        """The premise ladder's sentences (``ladder_summary``); '' without rungs."""
+        return ladder_summary(self.compared, self.control, self.rungs)
 
     def withheld(self) -> str | None:
         """Why no comparison of this report is a finding: the sentences of its positive control, or of another
@@ -898,6 +985,7 @@ class SuiteReport:
         headline = self.headline_tasks()
         caveat = "" if headline else " (no headline task: every task is the training or the selection data)"
         blocks = [f"**{text}**" for text in (self.control_text() or self.premise, self.primary_text()) if text]
+        blocks[1:1] = [self.ladder_text()] if self.ladder_text() else []
         for task in headline or self.tasks:
             lines = [
                 line.replace("+", "\\+", 1) if line.startswith("+") else line
@@ -918,7 +1006,7 @@ class SuiteReport:
             return None
         name = task or max(self.headline_tasks() or self.tasks, key=lambda t: t.items).name
         lines = compared_lines(self.compared[(self.compared.task == name) & (self.compared.row == row)])
-        line = next((x for x in lines.itertuples() if x.role not in ("control", "aside")), None)
+        line = next((x for x in lines.itertuples() if x.role not in ("control", "aside", "rung", "rung's pair")), None)
         if line is None:
             return None
         names = dict(zip(self.compared.row, self.compared.method))
@@ -938,6 +1026,7 @@ class SuiteReport:
             paper_effect=asdict(self.paper_effect) if self.paper_effect else None,
             primary_text=self.primary_text() or None,
             **control_record(self.compared, self.control, self.premise),
+            **ladder_record(self.compared, self.control, self.rungs),
         )
 
 
@@ -995,8 +1084,10 @@ def recomputed(evidence: Evidence, old: dict, premise: str | None = None) -> tup
         else Primary(declared["row"], declared["baseline"], declared["task"], declared.get("effect"))
     )
     control = Control.from_record(old["control"]) if old.get("control") else None
+    rungs = [Rung(**{k: r[k] for k in ("row", "baseline", "task", "rung", "premise")}) for r in old.get("rungs", [])]
     confidence, correction, groups = old["confidence"], old["correction"], old["groups"]
-    compared = families(compare(evidence, confidence=confidence), groups, primary, correction, confidence, control)
+    lines = compare(evidence, confidence=confidence)
+    compared = families(lines, groups, primary, correction, confidence, control, rungs)
     withheld = premise
     if control is not None and control_outcome(compared, control)[0] != "passes":
         withheld = control_summary(compared, control)
@@ -1012,6 +1103,7 @@ def recomputed(evidence: Evidence, old: dict, premise: str | None = None) -> tup
         **keep,
         primary_text=text,
         **control_record(compared, control, premise),
+        **ladder_record(compared, control, rungs),
     )
     record = {**{k: record[k] for k in old if k in record}, **record}  # the old record's key order: a run's
     # record and its recomputation read the same where nothing changed (study 2 writes left_out last)

@@ -150,6 +150,26 @@ def control_finding(record: dict) -> str:
     return ""
 
 
+def ladder_finding(record: dict) -> str:
+    """The run's premise ladder in one clause, from the family that holds its rungs: ``(a) A − B: +2.1 [+0.4, +3.8],
+    passes; (c) A − C: −4.0 [−6.1, −1.9], below; (d) A − TF-IDF: ...``; '' when the run has no rungs."""
+    for family in corrected_families(record):
+        if not family.get("rungs"):
+            continue
+        parts = []
+        lines = {(x["row"], x["baseline"], x["task"]): x for x in family["lines"] if x.get("baseline")}
+        control = family.get("control")
+        for rung in ([{**control, "rung": "a"}] if control else []) + family["rungs"]:
+            line = lines.get((rung["row"], rung["baseline"], rung["task"]))
+            if line is None or line.get("reason"):
+                parts.append(f"({rung['rung']}) {rung['row']} − {rung['baseline']}: not tested")
+                continue
+            interval = signed_interval(line["difference"], line["low"], line["high"])
+            parts.append(f"({rung['rung']}) {comparison_name(family, line)}: {interval}, {rung['outcome']}")
+        return f"on {family['rungs'][0]['task']}, " + "; ".join(parts)
+    return ""
+
+
 def withheld(record: dict) -> bool:
     """Whether a positive control of the run did not pass (no comparison of it is a finding): any family's
     ``withheld_by``."""

@@ -14,6 +14,7 @@ import re
 from kit.report.index import (
     WITHDRAWALS,
     control_finding,
+    ladder_finding,
     primary_finding,
     secondary_finding,
     trained_seeds,
@@ -65,6 +66,12 @@ def verdict_lines(record: dict) -> list[str]:
         )
     elif control:
         lines.append(f"<b>Positive control</b>: {html.escape(control.removeprefix('positive control '))}.")
+    if ladder := ladder_finding(record):
+        lines.append(
+            f"<b>Premise ladder</b> (each rung alone at alpha; (a) is the control, the papers' comparison of the "
+            f"trained model with its start read out the same way; (b) both whitened, like for like; (c) the start's "
+            f"best training-free read-out chosen on the selection data; (d) bag of words): {html.escape(ladder)}."
+        )
     if primary:
         lines.append(f"<b>Primary comparison</b>: {html.escape(primary.removeprefix('primary '))}.")
     if (secondary := secondary_finding(record)) and not withheld(record):

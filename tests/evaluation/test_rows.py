@@ -326,3 +326,37 @@ def test_clustered_evidence_keeps_its_folds_through_save_and_load_and_shows_each
     assert rows.spreads_over_clusters(back, t, "good", "start")
     assert not rows.spreads_over_clusters(back, t, "good", "absent")
     assert not rows.spreads_over_clusters(kept, kept.tasks[0], "better", "good")  # one fold kept: no clusters
+
+
+def test_a_premise_rung_is_tested_alone_reported_gates_nothing_and_survives_recompute():
+    """A rung (``rows.Rung``) is its own family of one at alpha, its pair elsewhere is reported and not tested, its
+    outcome says where the row stands (above, below, level) without withholding findings; the record keeps the
+    rungs, and ``recomputed`` gives the same."""
+    rung = rows.Rung("better", "shuffled", BIOSSES_ALL.name, "c", "the method beats a shuffled model")
+    pairs = [*PAIRS, (PASSING.row, PASSING.baseline), (rung.row, rung.baseline)]
+    report = rows.SuiteReport(
+        rows.Evidence.of(ROWS, pairs, TASKS, LABELS, fixed=["start"], resamples=400),
+        TASKS,
+        "a study",
+        "RQE validation",
+        primary=PRIMARY,
+        control=PASSING,
+        rungs=(rung,),
+    )
+    lines = rows.compared_lines(report.compared)
+    tested = lines[lines.role == "rung"]
+    assert len(tested) == 1 and tested.iloc[0].task == BIOSSES_ALL.name and tested.iloc[0].family_size == 1
+    assert lines[lines.role == "rung's pair"].task.tolist() == [BIOSSES_TEST.name]
+    assert not lines[lines.role == "secondary"].apply(lambda x: (x.row, x.baseline) == ("better", "shuffled"), 1).any()
+    outcome, line = rows.rung_outcome(report.compared, rung)
+    assert outcome == ("above" if line.low > 0 else "below" if line.high < 0 else "level")
+    assert report.withheld() is None  # a rung gates nothing
+    text = report.ladder_text()
+    assert text.startswith("Premise ladder on biosses-all") and "(a) + X − starting model" in text
+    assert "(c) + X − + shuffled" in text and text in report.verdict()
+    record = report.record()
+    assert record["rungs"] == [{**rung.record(), "outcome": outcome}] and record["ladder"] == text
+    again, _ = rows.recomputed(report.evidence, record)
+    assert again["rungs"] == record["rungs"] and again["ladder"] == text and again["lines"] == record["lines"]
+    table = next(iter(report.tables().values()))
+    assert "premise rung, alone" in table.test.tolist()

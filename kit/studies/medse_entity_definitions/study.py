@@ -27,7 +27,6 @@ from kit.core.config import TrainConfig
 from kit.core.fingerprint import digest
 from kit.core.models import Encoder
 from kit.core.objectives import ConSERTObjective, ContrastiveTensionObjective, SimCSEObjective
-from kit.core.shared_poolings import frozen_fast_path
 from kit.core.train import train_contrastive
 from kit.core.whitening import Whitened, Whitening, fit_whitening
 from kit.data import (
@@ -39,7 +38,6 @@ from kit.data import (
     load_sts_tsv,
 )
 from kit.evaluation import rows as suite_rows
-from kit.evaluation.embeddings import Embedder
 from kit.evaluation.sts import STSEmbeddings
 from kit.params import ParameterError
 from kit.report.tables import summarize
@@ -246,16 +244,17 @@ class Study(StudyBase):
         for a whitening row the whitened ones."""
         if whitening is None:
             self.score_suite(encoder, run_dir)
-            return
-        embed = Embedder.from_encoder(frozen_fast_path(encoder, suite_rows.text_count(self.suite_tasks)), run_dir.name)
-        outputs = suite_rows.score_run(lambda texts: whitening(embed(texts)), self.suite_tasks)
-        suite_rows.save_outputs(run_dir / SUITE_FILE, outputs)
+        else:
+            self.score_whitened(encoder, whitening, run_dir, self.suite_tasks, SUITE_FILE)
+
+    def whitens_main(self, row: Row, variant: dict) -> bool:
+        """Whether this run scores its trained model whitened too (``whitens_trained``): the table's run of the
+        control's base row, not a sweep's."""
+        return self.whitens_trained(row.name) and variant == run_variant(self.p, row)
 
     def whitening(self, encoder: Encoder) -> Whitening:
         p = self.p
-        return fit_whitening(
-            encoder, self.sentences, p.whitening_sentences, p.corpus_seed + 1, p.max_length * 2, p.whitening_dim
-        )
+        return fit_whitening(encoder, self.sentences, p.whitening_sentences, p.corpus_seed + 1, p.whitening_dim)
 
     # ---- runs ------------------------------------------------------------------------
     def objective(
@@ -316,7 +315,8 @@ class Study(StudyBase):
             "suite": p.suite if scores_suite(p, row, variant) else None,
         }
         if row.kind == "zero_shot":
-            settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length] if row.whitening else None
+            fitted = [p.whitening_sentences, p.whitening_dim, EVALUATION_LENGTH]  # the length it reads
+            settings["whitening"] = fitted if row.whitening else None
             settings["selection"] = p.select_on  # scored for the positive control's choice
         else:
             settings["train"] = p.train_config(seed).keyed()
@@ -333,6 +333,8 @@ class Study(StudyBase):
                 ]
             if row.kind == "consert_cutoff":
                 settings["cutoff"] = p.cutoff_rate
+            if self.whitens_main(row, variant):
+                settings["whitened"] = self.whitened_settings()  # only then, so that other runs keep their keys
         return self.run_dir(f"{row.name}-seed{seed}", settings, self.data_digest)
 
     def run(
@@ -378,6 +380,8 @@ class Study(StudyBase):
                 history = asdict(history)
             if scores_suite(p, row, variant):
                 self._score_suite(encoder, whitening, run_dir)
+            if self.whitens_main(row, variant):
+                self.score_trained_whitened(encoder, run_dir, self.sentences)
             if self.saves_model(row, seed, variant):
                 self.save_model(encoder, row_name, seed, run_dir)
             return {
@@ -448,6 +452,7 @@ class Study(StudyBase):
         medse = [1 - variant["none_share"] for row, variant in trained if row.kind == "medse"]
         starts = {seed for name, seed, _ in runs if ROWS[name].kind == "zero_shot"}  # one shared start per seed
         whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
+        whitened += len(table_seeds(p)["simcse"]) if "simcse" in p.rows else 0  # the ladder's rung b (at most)
         definitions = [e.definition for e in load_disease_ontology(p.ontology_path)]
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
         if medse and p.definition_trainable:
@@ -460,7 +465,7 @@ class Study(StudyBase):
         if whitened:
             sentences = load_pubmed_sentences(p.corpus_path)
             what = "whitening: PubMed sentences embedded"
-            each = encoding(what, p.model, sentences, 1, 2 * p.max_length)
+            each = encoding(what, p.model, sentences, 1, EVALUATION_LENGTH)
             work.append(replace(each, sequences=whitened * min(p.whitening_sentences, len(sentences))))
         biosses = load_biosses(p.biosses_path)
         sts = list(dict.fromkeys(biosses.sentence1 + biosses.sentence2))
@@ -551,11 +556,6 @@ class Study(StudyBase):
         return summarize(sweep.assign(method=name, label=name), ("spearman_test", "spearman_all", "spearman_entity"))
 
     # ---- the evaluation suite ------------------------------------------------------------
-    @property
-    def starting_row(self) -> str:
-        """The zero-shot row that pools as the trained rows do (no whitening): their starting point."""
-        return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
-
     def paper_effect(self) -> suite_rows.PaperEffect:
         return suite_rows.PaperEffect(
             "biosses-all",

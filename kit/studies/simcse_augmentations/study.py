@@ -138,9 +138,10 @@ class Study(StudyBase):
                 )
             )
         whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
+        whitened += sum(study.whitens_trained(name) for name, _, percent in runs if percent == 100)  # rung b
         if whitened:
             sample = study.corpus[: p.whitening_sentences]
-            work.append(encoding("whitening: corpus sentences embedded", p.model, sample, whitened, p.max_length))
+            work.append(encoding("whitening: corpus sentences embedded", p.model, sample, whitened, EVALUATION_LENGTH))
         whole = sum(percent == 100 and ROWS[name].trained for name, _, percent in runs) + starts
         evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every) + starts  # + the control's choice
         return work + cls.evaluation_work(p, whole, evaluations, sts, [task.name for task in study.probe_tasks])
@@ -162,9 +163,11 @@ class Study(StudyBase):
             "select_on": p.select_on,
         }
         if row.whitening:
-            settings["whitening"] = [p.whitening_sentences, p.whitening_dim, p.max_length]
+            settings["whitening"] = [p.whitening_sentences, p.whitening_dim, EVALUATION_LENGTH]  # the length it reads
         if row.trained and p.mlm_weight is not None:
             settings["mlm_weight"] = p.mlm_weight  # only then, so that other runs keep their keys
+        if percent == 100 and self.whitens_trained(row.name):
+            settings["whitened"] = self.whitened_settings()  # only then, so that other runs keep their keys
         if self.saves_model(row, seed, percent):
             settings["save_model"] = "in its run folder"  # only then, so that other runs keep their keys
         return self.run_dir(f"{row.name}-seed{seed}-{percent:g}pct", settings, self.data_digest)
@@ -184,7 +187,7 @@ class Study(StudyBase):
             if row.whitening:
                 p = self.p
                 whitening = fit_whitening(
-                    encoder, self.corpus, p.whitening_sentences, p.corpus_seed + 1, p.max_length, p.whitening_dim
+                    encoder, self.corpus, p.whitening_sentences, p.corpus_seed + 1, p.whitening_dim
                 )
                 encoder = Whitened(encoder, whitening)
             if row.trained:
@@ -213,6 +216,8 @@ class Study(StudyBase):
             probes = self.fit_probes(encoder)
             if percent == 100:
                 self.score_suite(encoder, run_dir, {t.name: {t.f1: fit.predictions} for t, fit in probes})
+            if percent == 100 and self.whitens_trained(row_name):
+                self.score_trained_whitened(encoder, run_dir, self.corpus)
             if self.saves_model(row, seed, percent):
                 self.save_model(encoder, row_name, seed, run_dir)
             embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)

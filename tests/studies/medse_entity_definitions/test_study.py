@@ -95,14 +95,26 @@ def test_checkpoints_selected_on_a_suite_task_and_rows_compared_and_saved(select
     )
     history = study.run("medse", 0)["history"]
     report = selected_on_rqe_validation(study, history)
-    lines = report.compared[report.compared.role != "control"].set_index(["task", "row"])
-    baselines = {row: lines.loc[("biosses-all", row)].baseline for row in study.p.rows}
-    assert {row: b if isinstance(b, str) else None for row, b in baselines.items()} == {
-        "mean": None,
-        "mean_whitening": "mean",
-        "simcse": "mean",
-        "medse": "simcse",
+    on_task = report.compared[report.compared.task == "biosses-all"]
+    baselines = {row: set(on_task[on_task.row == row].baseline.dropna()) for row in study.p.rows}
+    chosen = study.selection_choice()  # the training-free read-out best on rqe-validation, rung (c)
+    assert chosen != "mean"
+    assert baselines == {  # SimCSE's pair with its start is the positive control, (a); TF-IDF its rung (d)
+        "mean": set(),
+        "mean_whitening": {"mean"},
+        "simcse": {"mean", chosen, "tfidf"},
+        "medse": {"simcse"},
     }
+    assert report.control.baseline == "mean" and [(r.rung, r.row, r.baseline) for r in report.rungs] == [
+        ("b", "simcse_whitening", "mean_whitening"),  # like for like: the trained model whitened as the start is
+        ("c", "simcse", chosen),
+        ("d", "simcse", "tfidf"),
+    ]
+    whitened = report.evidence.outputs["biosses-all"]["simcse_whitening"]  # on the control's task alone
+    assert "simcse_whitening" not in report.evidence.outputs["rqe-validation"]
+    assert whitened.shape == report.evidence.outputs["biosses-all"]["simcse"].shape
+    assert not np.array_equal(whitened, report.evidence.outputs["biosses-all"]["simcse"])
+    lines = report.compared[report.compared.role.isin(["primary", "secondary"])].set_index(["task", "row"])
     line = lines.loc[("biosses-all", "medse")]
     assert (
         line.role == "primary" and "one seed" in line.reason and np.isnan(line.low)
