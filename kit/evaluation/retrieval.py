@@ -182,6 +182,19 @@ def _ontology(query: str) -> tuple[list[str], list[str]]:
     return (definitions, names) if query == "definition" else (names, definitions)
 
 
+DEV_QUERIES = 1000
+"""The queries of a retrieval task's dev split (``doid-definition-name-dev``)."""
+DEV_SEED = 20261207
+"""The seed that draws them."""
+
+
+def _ontology_dev() -> tuple[list[str], list[str]]:
+    """``DEV_QUERIES`` definitions drawn with ``DEV_SEED`` (in ontology order), each with its disease's name."""
+    definitions, names = _ontology("definition")
+    idx = np.sort(np.random.default_rng(DEV_SEED).choice(len(definitions), DEV_QUERIES, replace=False))
+    return [definitions[i] for i in idx], [names[i] for i in idx]
+
+
 MEQSUM_CHQ_SUMMARY = TASKS.add(
     RetrievalTask(
         name="meqsum-chq-summary",
@@ -216,6 +229,21 @@ DOID_DEFINITION_NAME = TASKS.add(
         positive="the preferred name of the disease the definition defines (synonyms are not candidates)",
         load=lambda: _ontology("definition"),
         seen_by=("medse_entity_definitions",),
+    )
+)
+DOID_DEFINITION_NAME_DEV = TASKS.add(
+    RetrievalTask(
+        name="doid-definition-name-dev",
+        description="Disease Ontology, the selection split of doid-definition-name: 1,000 definitions (seeded) each "
+        "retrieve their disease's name among those 1,000 names. A run that selects on it leaves these diseases out "
+        "of doid-definition-name, which is then tested on the other 8,962",
+        dataset=DISEASE_ONTOLOGY,
+        split=f"{DEV_QUERIES:,} of the 9,962 diseases with a definition (seed {DEV_SEED})",
+        positive="the preferred name of the disease the definition defines",
+        load=_ontology_dev,
+        seen_by=("medse_entity_definitions",),
+        optional=True,  # selection data: scored only when named
+        nests=False,  # a split for selection, not a part of doid-definition-name's finding
     )
 )
 DOID_NAME_DEFINITION = TASKS.add(

@@ -9,6 +9,13 @@ from collections.abc import Iterable
 from kit.evaluation import pair_classification, probes, retrieval, sts  # noqa: F401  (importing registers their tasks)
 from kit.evaluation.task import TASKS, TYPES, Task
 
+
+def dev_split(name: str) -> str | None:
+    """The registered selection split of task ``name`` (``<name>-dev``: ``doid-definition-name-dev``), None when it
+    has none: what checkpoint selection defaults to where a study's control is tested on ``name``."""
+    return f"{name}-dev" if f"{name}-dev" in TASKS else None
+
+
 NAMED_ONLY: tuple[str, ...] = tuple(name for name in TASKS if TASKS[name].optional)
 """The optional tasks: in no group, scored only when named."""
 _GROUPED = [name for name in TASKS if name not in NAMED_ONLY]

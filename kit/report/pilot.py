@@ -275,22 +275,24 @@ def sizing_line(study, run_name: str, reports: Path) -> str | None:
 
 
 def size_control(study, run_name: str, reports: Path) -> Sizing | None:
-    """The positive control as the first pilot that recorded one on the run's control task (``control_task``, when the
-    study knows it before the run) ran it (``pilot_control``: the base method against the training-free row it chose
-    there), sized at the run's seeds of the base method: what the control resolves. None when the run trains no
-    such row or no pilot recorded such a control."""
+    """The positive control sized at the run's seeds of the base method on the first pilot that holds it: the run's
+    own control where the study knows it before the run (a training-free control: SimCSE against its start read out
+    the same way) and the pilot holds both rows on its task, else the control the pilot recorded on the run's
+    control task (``pilot_control``: for a pilot from before 2026-12-07, the training-free row it chose there). None
+    when the run trains no such row or no pilot holds such a control."""
     model = getattr(study.p, "model", None)
     task = study.control_task()
+    declared = study.control() if study.TRAINING_FREE_CONTROL else None  # known before the run: no run is needed
     for path in pilots(study.notebook, run_name, model, reports):
-        control = pilot_control(path)
-        if control is None or not study.trains(control.row):
-            continue
-        if task is not None and control.task != task:
-            continue
-        fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
-        sizing = size(control, study.row_run_count(control.row, control.task), fixed, [path], model)
-        if sizing is not None:
-            return sizing
+        for control in (declared, pilot_control(path)):
+            if control is None or not study.trains(control.row):
+                continue
+            if task is not None and control.task != task:
+                continue
+            fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
+            sizing = size(control, study.row_run_count(control.row, control.task), fixed, [path], model)
+            if sizing is not None:
+                return sizing
     return None
 
 
@@ -301,7 +303,7 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
         task = study.control_task()
         return [f"positive control: no pilot recorded one{f' on {task}' if task else ''} to size it on"]
     c, v = sizing.primary, sizing.variance
-    chosen = study.TRAINING_FREE_CONTROL
+    chosen = c.candidates > 1  # a pilot's control from before 2026-12-07: the best of the start's read-outs there
     how = f"as {shown(sizing.pilot)} chose its baseline" if chosen else f"pilot {shown(sizing.pilot)}"
     head = f"positive control {c.row} - {c.baseline} on {c.task} ({how})"
     if sizing.one_seed:
@@ -309,7 +311,7 @@ def control_lines(study, run_name: str, reports: Path) -> list[str]:
     caveat = f"; {sizing.other_model}" if sizing.other_model else ""
     cost = (
         f"; the best-of-{c.candidates} choice of its baseline costs more (benchmarks/calibration.py --control)"
-        if chosen and c.candidates > 1
+        if chosen
         else ""
     )
     veto = "; the pilot's control was vetoed, which no number of seeds lifts" if c.vetoes else ""

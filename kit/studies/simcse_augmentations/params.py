@@ -10,6 +10,7 @@ from kit.core.config import TrainConfig, TrainSettings
 from kit.core.models import MIN_MAX_LENGTH, PoolerName
 from kit.core.settings import redefault
 from kit.data import CHINESEBLUE, chineseblue_corpus, load_pubmed_sentences
+from kit.evaluation.tasks import dev_split
 from kit.params import (
     ContrastiveTrainingParams,
     Correction,
@@ -160,7 +161,8 @@ class SimCSEParams(ContrastiveTrainingParams):
     )
     select_on: list[str] | None = selection_param(
         "the dev split of the cosine view (BIOSSES dev, 16 pairs; zh: cMedQQ dev)",
-        none="rqe-validation (en: disjoint from BIOSSES, so all 100 pairs are headline items), dev (zh)",
+        none="the control task's dev split where it has one (doid-definition-name-dev for doid-definition-name), "
+        "else rqe-validation (en: disjoint from BIOSSES, so all 100 pairs are headline items), dev (zh)",
     )
     correction: Correction = correction_param()
     compare: list[str] = compare_param()
@@ -182,7 +184,9 @@ class SimCSEParams(ContrastiveTrainingParams):
         if self.suite is None:
             self.suite = list(self.DEFAULT_SUITE[self.language])
         if self.select_on is None:
-            self.select_on = list(self.DEFAULT_SELECTION[self.language])
+            declared = self.control_task or getattr(self.primary_comparison(), "task", None)
+            dev = dev_split(declared) if declared in self.suite else None
+            self.select_on = [dev] if dev else list(self.DEFAULT_SELECTION[self.language])
         check_task_languages(self, self.language)
         if not any(ROWS[r].trained for r in self.rows):
             raise ParameterError(f"parameter 'rows': {self.rows} has no trained row; add one of {TRAINED}")
