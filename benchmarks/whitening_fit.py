@@ -1,14 +1,14 @@
 """How much a BERT-whitening row's score depends on its fitting sample and on the length its fit reads (issue 71,
 item 3b): a whitened baseline that moves with its sample cannot decide a premise.
 
-    python benchmarks/whitening_fit.py                    # pubmed-bert-mini, 40,000 PubMed sentences
+    python benchmarks/whitening_fit.py                    # pubmed-bert-mini, 50,000 PubMed sentences
     python benchmarks/whitening_fit.py --model minilm
     python benchmarks/whitening_fit.py --quick            # tiny random model, 600 sentences: that it runs (no file)
 
 The model embeds ``--sentences`` PubMed sentences (a seeded permutation) under each training-free pooling, once at
 the length every evaluation reads (``EVALUATION_LENGTH``, capped at the model's trained positions) and once cut at
 ``--short`` tokens (what study 1 fitted on until 2026-12-07). Whitenings (``kit.core.whitening.Whitening``) are fitted
-on disjoint samples of 2,000 and of 20,000 of them and score Spearman x100 on all 100 BIOSSES pairs: the table gives,
+on disjoint samples of 2,000, 10,000 and 20,000 of them (25, 5 and 2 samples) and score Spearman x100 on all 100 BIOSSES pairs: the table gives,
 per pooling and sample size, the unwhitened score, the whitened scores' range and standard deviation over the
 disjoint samples, and the score of a fit on the short reads, with the ratio of its distance from the full-length fit
 to the 20,000-sentence spread. A full run appends to ``benchmarks/results/<machine>.md``.
@@ -35,13 +35,13 @@ from kit.data import load_biosses, load_pubmed_sentences  # noqa: E402
 from kit.evaluation.sts import cosine_spearman  # noqa: E402
 from kit.study import TRAINING_FREE_POOLERS  # noqa: E402
 
-SIZES = (2000, 20000)
+SIZES = (2000, 10000, 20000)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="pubmed-bert-mini")
-    parser.add_argument("--sentences", type=int, default=40000, help="PubMed sentences embedded (disjoint samples)")
+    parser.add_argument("--sentences", type=int, default=50000, help="PubMed sentences embedded (disjoint samples)")
     parser.add_argument("--short", type=int, default=32, help="the cut length of the short fit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true")
@@ -49,7 +49,7 @@ def main() -> None:
     quiet_libraries()
     model, total, sizes = args.model, args.sentences, SIZES
     if args.quick:
-        model, total, sizes = "tiny-random-bert", 600, (150, 300)
+        model, total, sizes = "tiny-random-bert", 600, (150, 200, 300)
     corpus = load_pubmed_sentences()
     if not sizes[-1] <= total <= len(corpus):
         sys.exit(f"--sentences: between {sizes[-1]:,} and {len(corpus):,}, got {total:,}")

@@ -59,9 +59,9 @@ ARTEFACTS = "artefacts"
 """The key of a run's ``result.json`` that maps each artefact's file name to its SHA-256."""
 NOT_ARTEFACTS = frozenset({"result.json", "checkpoint.pt"})
 SUITE_FILE = "suite.npz"
+"""A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 WHITENED_FILE = "suite_whitened.npz"
 """A run of the control's base row: its outputs on the control's task after BERT-whitening (the ladder's rung b)."""
-"""A run's item outputs on the study's suite tasks (``kit.evaluation.rows``), beside its ``result.json``."""
 
 
 def run_key(name: str, settings: dict) -> str:
@@ -170,14 +170,16 @@ TRAINING_FREE_POOLERS = {
     "mean": ("mean", "mean"),
     "first_last_avg": ("first_last_avg", "first-last average"),
 }
-"""The start's training-free poolings a positive control tries (row name: the pooler and its words)."""
+"""The start's training-free poolings of the premise ladder (row name: the pooler and its words)."""
 CONTROL_ROWS = [f"{name}{'_whitening' * w}" for name in TRAINING_FREE_POOLERS for w in (False, True)]
-"""Studies 1 and 4's training-free rows (each pooling with and without BERT-whitening) that SimCSE must beat: the
-positive control's candidates (``StudyBase.training_free_control``), added to any table that trains SimCSE."""
+"""Studies 1 and 4's training-free rows (each pooling with and without BERT-whitening): the start read out as SimCSE
+is (the control, rung a), its whitened twin (rung b) and the candidates of rung (c) (``StudyBase.rungs``), added to
+any table that trains SimCSE."""
 
 
 def with_control_rows(rows: Sequence[str], base: str = "simcse") -> list[str]:
-    """``rows``, and when they train ``base`` the positive control's candidates (``CONTROL_ROWS``) not listed."""
+    """``rows``, and when they train ``base`` the premise ladder's training-free rows (``CONTROL_ROWS``) not
+    listed."""
     return [*rows, *(r for r in CONTROL_ROWS if base in rows and r not in rows)]
 
 
@@ -196,8 +198,8 @@ class StudyBase:
     SUITE_TITLE: ClassVar[str] = "Evaluation suite"
     """The title of the report's suite tables."""
     TRAINING_FREE_CONTROL: ClassVar[str] = ""
-    """A study whose positive control is its base method against the start's best training-free embedding
-    (``training_free_control``) names that base row here (studies 1 and 4: "simcse")."""
+    """A study whose positive control is its base method against its start read out the same way, with the premise
+    ladder beside it (``training_free_control``, ``rungs``), names that base row here (studies 1 and 4: "simcse")."""
 
     @property
     def notebook(self) -> str:
@@ -259,6 +261,18 @@ class StudyBase:
         if chosen and evaluations:
             work.append(encoding("checkpoint evaluations", p.model, chosen, evaluations, max_length, part=part))
         return work
+
+    @staticmethod
+    def whitened_control_work(p: Params, runs: int) -> list[Work]:
+        """Rung (b)'s reads (``score_trained_whitened``): each of ``runs`` trained runs of the control's base row
+        embeds the control's task again to whiten it (the task ``control_task`` names, else the primary's; neither:
+        nothing counted). Its whitening fit is counted with the whitening rows'."""
+        name = getattr(p, "control_task", None) or getattr(p.primary_comparison(), "task", None)
+        if not runs or name not in TASKS:
+            return []
+        texts = [text for part in TASKS[name].texts() for text in part]
+        what = "premise ladder, rung (b): the control's task read again to be whitened"
+        return [encoding(what, p.model, texts, runs, EVALUATION_LENGTH)]
 
     def run_dir(self, name: str, settings: dict, data: str) -> Path:
         """The folder of the run identified by ``settings`` (every setting its result depends on),
@@ -638,23 +652,31 @@ class StudyBase:
     @property
     def starting_row(self) -> str:
         """The training-free row (``CONTROL_ROWS``) that reads the start out as the trained rows are read: their pooler
-        ([CLS] before the MLP for either [CLS] pooler), without whitening."""
+        without whitening; for either [CLS] pooler, [CLS] before the MLP (a ``cls`` pooler's MLP is untrained in the
+        start, so the start is read without it)."""
         return "cls" if self.p.pooler.startswith("cls") else self.p.pooler
+
+    def control_baseline(self) -> str:
+        """The row the control tests the base row against: ``starting_row`` (study 1 names its own row that is the
+        same start under the same pooler, so that the pair is compared once)."""
+        return self.starting_row
 
     def training_free_control(self, base: str) -> suite_rows.Control | None:
         """Studies 1 and 4's positive control, rung (a) of the premise ladder: ``base`` (SimCSE) against its start
-        read out the same way (``starting_row``), on the control's task (``control_task``), the comparison the papers
-        make (Gao et al. 2021, Table 2 and Wang et al. 2023, Table 3: each method against its own BERT). The stronger
-        baselines are rungs (``rungs``), reported beside it and never a gate: until 2026-12-07 the gate was the best of
-        six training-free read-outs chosen on the tested items themselves, which favoured the baseline and gave the
-        trained row one read-out against six. None when ``base`` is not in ``rows`` or no training-free row pools as
-        the trained rows do."""
+        read out the same way (``control_baseline``), on the control's task (``control_task``): what training added
+        to the embedding the trained model is read by, as MED-SE's Table 3 sets each language model, evaluated
+        directly with its [CLS] token or first-last average, beside the contrastive models (the augmentation paper's
+        Table 5 lists no start). The stronger baselines are rungs (``rungs``), reported beside it and never a gate:
+        until 2026-12-07 the gate was the best of six training-free read-outs chosen on the tested items themselves,
+        which favoured the baseline and gave the trained row one read-out against six. None when ``base`` is not in
+        ``rows`` or no training-free row pools as the trained rows do (an ``embed_last_avg`` pooler: its reports then
+        say they have no control, and no comparison is a finding)."""
         if base not in self.p.rows or self.starting_row not in CONTROL_ROWS:
             return None
         words = TRAINING_FREE_POOLERS[self.starting_row][1]
         return suite_rows.Control(
             base,
-            self.starting_row,
+            self.control_baseline(),
             self.control_task(),
             f"{self.row_label(base)} improves on its start read out the same way ({words})",
         )
@@ -670,17 +692,11 @@ class StudyBase:
         if control is None:
             return []
         base, task = control.row, control.task
-        rungs = [
-            suite_rows.Rung(
-                f"{base}_whitening",
-                f"{control.baseline}_whitening",
-                task,
-                "b",
-                f"{self.row_label(base)} + whitening improves on its start + whitening (like for like)",
-            )
-        ]
+        like = f"{self.row_label(base)} + whitening improves on its start + whitening (like for like)"
+        whitened = (f"{base}_whitening", f"{self.starting_row}_whitening", task, "b", like)
+        rungs = [suite_rows.Rung(*whitened)] if self.whitens_trained(base) else []
         chosen = self.selection_choice()
-        if chosen is not None and chosen != control.baseline:
+        if chosen is not None and chosen != self.starting_row:
             rungs.append(
                 suite_rows.Rung(
                     base,

@@ -136,11 +136,11 @@ def test_study_report_has_every_table_and_figure(reports):
     record = json.loads((run / "results.json").read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert record["parameters"]["model"] == "tiny-random-bert" and record["parameters"]["seeds"] == [0, 1]
     untrained = [r for r in record["metrics"]["per_seed"] if r["method"] not in ("simcse", "crop_10", "mixcse_iw")]
-    assert len(untrained) == 7 and all(0 <= r["selection"] <= 1 for r in untrained)  # the control's candidates
-    # the positive control first (SimCSE against the best training-free row on the selection data): with 4 steps of a
-    # random model it does not pass, so the primary, tested alone, is reported and not a finding
+    assert len(untrained) == 7 and all(0 <= r["selection"] <= 1 for r in untrained)  # rung (c)'s candidates
+    # the positive control first (SimCSE against its start read out the same way, the zero-shot row here): with 4
+    # steps of a random model it does not pass, so the primary, tested alone, is reported and not a finding
     control = record["metrics"]["suite"]["control"]
-    assert control["row"] == "simcse" and control["baseline"] in [r["method"] for r in untrained]
+    assert control["row"] == "simcse" and control["baseline"] == "zero_shot"
     assert control["outcome"] != "passes" and not any(x.get("finding") for x in record["metrics"]["suite"]["lines"])
     assert record["headline"]["control"] == control["text"] and "cannot test the paper's claim" in control["text"]
     assert record["headline"]["comparison"].startswith(
@@ -159,7 +159,12 @@ def test_study_report_has_every_table_and_figure(reports):
     suite = record["metrics"]["suite"]  # every row on every suite task, each difference with its interval
     assert suite["groups"]["headline tasks"] == ["biosses-all", "biosses-test", "rqe-test"]  # 16 dev pairs left out
     lines = [line for line in suite["lines"] if line["baseline"]]
-    assert len(lines) == 4 * len(record["parameters"]["suite"])  # three rows' baselines and the control's pair
+    declared = [line for line in lines if line["role"] not in ("rung", "rung's pair")]
+    assert len(declared) == 3 * len(record["parameters"]["suite"])  # three rows' baselines, SimCSE's the control's
+    rungs = suite["rungs"]  # the premise ladder beside the control, each rung tested alone on the control's task
+    assert rungs[0]["rung"] == "b" and rungs[-1]["baseline"] == "tfidf" and "Premise ladder" in opening
+    tested = [line for line in lines if line["role"] == "rung"]
+    assert len(tested) == len(rungs) and {line["task"] for line in tested} == {control["task"]}
     assert all(interval_and_p_hold(line) for line in lines if not line.get("reason"))
     assert "Which differences are real" in page and "vs SimCSE (dropout views): " in page
     table = (run / "results_table.txt").read_text(encoding="utf-8")
@@ -368,20 +373,23 @@ def test_medse_report_has_baselines_sweeps_and_the_alignment_uniformity_figure(r
     # BIOSSES dev selects the checkpoints: its 16 pairs and 3 more that reuse one of their sentences are left out
     assert left_out == {"biosses-all": 19, "biosses-test": 0, "rqe-test": 0}
     baselines = {
-        line["row"]: line["baseline"] for line in suite["lines"] if line.get("role") not in ("control", "aside")
+        line["row"]: line["baseline"]
+        for line in suite["lines"]
+        if line.get("role") not in ("control", "aside", "rung", "rung's pair")
+        and line["row"] not in ("tfidf", "bm25", "simcse_whitening")  # the anchors, rung (b)'s row
     }
+    assert suite["control"]["baseline"] == "cls"  # SimCSE against the starting model pooled as the trained rows are
     assert baselines == {
         "cls": None,
         "mean_whitening": None,  # no row "mean" to compare it with
-        "simcse": "cls",  # the starting model pooled as the trained rows are
         "ct": "cls",
         "consert_cutoff": "cls",
         "consert_shuffle": "cls",
         "medse": "simcse",
         **dict.fromkeys(["cls_whitening", "mean", "first_last_avg", "first_last_avg_whitening"]),  # the control's
     }
-    lines = [line for line in suite["lines"] if line["baseline"]]
-    assert len(lines) == 6 * len(record["parameters"]["suite"])  # five rows' baselines and the control's pair
+    lines = [line for line in suite["lines"] if line["baseline"] and line["role"] not in ("rung", "rung's pair")]
+    assert len(lines) == 5 * len(record["parameters"]["suite"])  # five rows' baselines, SimCSE's the control's
     tested = [line for line in lines if not line.get("reason")]
     assert tested and all(interval_and_p_hold(line) for line in tested)
     comparison = record["headline"]["comparison"]

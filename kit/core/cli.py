@@ -9,12 +9,14 @@ integer >= 1, got 0``).
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import dataclasses
 import math
 import os
-import signal
+import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,22 +24,23 @@ from kit.core.settings import bound_words
 
 
 def interrupts_outside_finalizers() -> None:
-    """Ctrl-C raises ``KeyboardInterrupt`` where the program is, except inside a finalizer (a ``__del__`` on the
-    stack), where Python prints "Exception ignored in ..." and drops it, and the run goes on to finish as if never
-    interrupted (``kit.evaluate`` exited 0 so, its interrupt landing in a finalizer of the ``regex`` package during
-    garbage collection): there the interrupt is raised again 10 ms later, by ``SIGALRM``, outside it. Call it from the
-    main thread before the work."""
+    """A Ctrl-C that lands where Python cannot raise it (a finalizer, ``__del__``, or a weakref callback: Python
+    prints "Exception ignored in ..." and drops it, and the run went on to finish as if never interrupted, as
+    ``kit.evaluate`` did when its interrupt landed in a finalizer of the ``regex`` package during garbage collection)
+    is raised again in the main thread 10 ms later, outside that code (``sys.unraisablehook`` starts a daemon
+    timer that calls ``_thread.interrupt_main``; called in the hook itself, the interrupt lands in the hook and is
+    dropped again); every other unraisable exception goes to the hook there was."""
+    previous = sys.unraisablehook
 
-    def handler(signum, frame):
-        while frame is not None:
-            if frame.f_code.co_name == "__del__":
-                signal.setitimer(signal.ITIMER_REAL, 0.01)
-                return
-            frame = frame.f_back
-        raise KeyboardInterrupt
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            timer = threading.Timer(0.01, _thread.interrupt_main)
+            timer.daemon = True
+            timer.start()
+        else:
+            previous(unraisable)
 
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGALRM, handler)
+    sys.unraisablehook = hook
 
 
 class Parser(argparse.ArgumentParser):

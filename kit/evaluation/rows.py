@@ -395,7 +395,7 @@ class Primary(Declared):
 class Control(Declared):
     """A study's positive control: ``row`` - ``baseline`` on ``task``, tested alone at alpha, must be better (its
     interval above zero) before any method comparison of the run is a finding. ``premise``: what it shows, in words
-    (the base method beats the start's best training-free embedding); ``chosen``: how the baseline was chosen;
+    (the base method improves on its start read out the same way); ``chosen``: how the baseline was chosen;
     ``vetoes``: checks beside the comparison that failed (a baseline collapsed to one output), one sentence each;
     ``candidates``: how many rows the baseline was chosen from as the best on these same items (1: no choice), which
     a "fails" must allow for (``control_outcome``)."""
@@ -422,8 +422,8 @@ class Control(Declared):
 class Rung(Declared):
     """One rung of a study's premise ladder beyond its positive control: ``row`` - ``baseline`` on ``task``, tested
     alone at alpha and reported, never a gate. ``rung``: its letter (the control is rung a: the trained row against its
-    start read out the same way, the papers' comparison; c: against the start's best training-free read-out chosen on
-    the selection data; d: against a bag-of-words anchor); ``premise``: what passing it shows, in words."""
+    start read out the same way; b: both whitened, like for like; c: against the start's best training-free read-out
+    chosen on the selection data; d: against a bag-of-words anchor); ``premise``: what passing it shows, in words."""
 
     rung: str = ""
     premise: str = ""
@@ -466,10 +466,11 @@ def ladder_summary(compared: pd.DataFrame, control: Control | None, rungs: Seque
         )
     task = (control or rungs[0]).task
     return (
-        f"Premise ladder on {task}, each rung tested alone at alpha: " + "; ".join(parts) + ". Rung (a) is the "
-        "papers' comparison and the gate; (b) whitening both sides like for like, (c) the start's best training-free "
-        "read-out chosen on the selection data and (d) bag of words say where the trained model stands against "
-        "stronger baselines, and are reported, not gates."
+        f"Premise ladder on {task}, each rung tested alone at alpha (not corrected for the others: context, not "
+        "findings): " + "; ".join(parts) + ". Rung (a), the trained model against its start read out the same way, is "
+        "the gate; (b) whitening both sides like for like, (c) the start's best training-free read-out chosen on the "
+        "selection data and (d) bag of words say where the trained model stands against stronger baselines, and are "
+        "reported, not gates."
     )
 
 
@@ -669,7 +670,7 @@ def _test(line, correction: str) -> str:
     if line.role == "primary":
         return "primary, alone" if not line.reason else "primary, not tested"
     if line.role == "rung":
-        return "premise rung, alone"
+        return "premise rung, alone" if not line.reason else "premise rung, not tested"
     if line.role == "within":
         return f"within {line.within}"
     if line.role == "aside":

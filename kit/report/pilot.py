@@ -283,16 +283,16 @@ def size_control(study, run_name: str, reports: Path) -> Sizing | None:
     model = getattr(study.p, "model", None)
     task = study.control_task()
     declared = study.control() if study.TRAINING_FREE_CONTROL else None  # known before the run: no run is needed
-    for path in pilots(study.notebook, run_name, model, reports):
-        for control in (declared, pilot_control(path)):
-            if control is None or not study.trains(control.row):
-                continue
-            if task is not None and control.task != task:
-                continue
-            fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
-            sizing = size(control, study.row_run_count(control.row, control.task), fixed, [path], model)
-            if sizing is not None:
-                return sizing
+    found = pilots(study.notebook, run_name, model, reports)
+    for control, path in [*((declared, path) for path in found), *((pilot_control(path), path) for path in found)]:
+        if control is None or not study.trains(control.row):
+            continue
+        if task is not None and control.task != task:
+            continue
+        fixed = {row for row in (control.row, control.baseline) if study.row_fixed(row)}
+        sizing = size(control, study.row_run_count(control.row, control.task), fixed, [path], model)
+        if sizing is not None:
+            return sizing
     return None
 
 

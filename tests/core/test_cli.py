@@ -28,7 +28,7 @@ def run(install: str) -> subprocess.CompletedProcess:
 
 def test_an_interrupt_that_lands_in_a_finalizer_is_raised_again_outside_it():
     """Python drops an exception raised in a ``__del__`` ("Exception ignored in"), so a Ctrl-C landing there was lost
-    and ``kit.evaluate`` finished and exited 0; with the handler it is raised 10 ms later, outside."""
+    and ``kit.evaluate`` finished and exited 0; with the hook it is raised 10 ms later, outside."""
     plain = run("")
     assert "finished as if never interrupted" in plain.stdout  # what the handler is for: Python drops it
     handled = run("from kit.core.cli import interrupts_outside_finalizers; interrupts_outside_finalizers()")

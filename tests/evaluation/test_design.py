@@ -159,29 +159,28 @@ def test_a_run_with_one_seed_per_trained_row_is_told_that_its_primary_goes_untes
 
 
 def test_design_sizes_the_positive_control_first_on_the_pilot_that_recorded_one(tmp_path, capsys):
-    """The demo's committed snapshot recorded its control (SimCSE against the start's first-last average + whitening on
-    doid-definition-name): --design says first what that control resolves at the demo's 3 seeds, less than the
-    paper's 4.3 points the demo's primary is sized for; a control declared on
-    another task (``control_task``) is not sized on a pilot that recorded it elsewhere and says so; study 3's control
-    (its baseline against the extractive floor) is sized on its own pilot."""
+    """The demo's control is known before its run (SimCSE against its start read out the same way, the zero-shot
+    row): --design says first what it resolves at the demo's 3 seeds on the committed snapshot, which holds both rows;
+    declared on another task (``control_task``) it is sized there on the same pilot; study 3's control (its baseline
+    against the extractive floor) is sized on its own pilot."""
     from kit.paths import PROJECT_ROOT
 
     demo = PROJECT_ROOT / "params" / "simcse_augmentations" / "demo.yaml"
     assert batch_main([str(demo), "--reports", str(tmp_path), "--design"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    head = "  positive control simcse - first_last_avg_whitening on doid-definition-name (as "
-    head += "docs/results/simcse_augmentations/demo.suite.npz chose "
+    head = "  positive control simcse - zero_shot on doid-definition-name (pilot "
+    head += "docs/results/simcse_augmentations/demo.suite.npz): with 3 seeds it resolves "
     assert lines[1].startswith(head) and lines[2].startswith("  primary swap_10 - simcse"), lines[:3]
     resolved = float(re.search(r"with 3 seeds it resolves ([\d.]+) points", lines[1]).group(1))
-    assert 0.5 < resolved < 4.3  # 9,962 queries and 3 seeds: finer than the effect the demo's primary is sized for
-    assert "; the best-of-6 choice of its baseline costs more" in lines[1]  # the count its snapshot recorded
+    assert 0.5 < resolved < 4.3  # 8,962 queries and 3 seeds: finer than the paper's BIOSSES effect
+    assert "best-of" not in lines[1]  # one baseline, no choice to pay for
 
     elsewhere = tmp_path / "simcse_augmentations" / "control_elsewhere.yaml"
     elsewhere.parent.mkdir()
     elsewhere.write_text(demo.read_text(encoding="utf-8") + "\ncontrol_task: rqe-test\n", encoding="utf-8")
     assert batch_main([str(elsewhere), "--reports", str(tmp_path), "--design"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == "  positive control: no pilot recorded one on rqe-test to size it on", lines[:2]
+    assert lines[1].startswith("  positive control simcse - zero_shot on rqe-test (pilot "), lines[:2]
 
     qfcl = PROJECT_ROOT / "params" / "qfcl_summarization" / "cpu.yaml"
     assert batch_main([str(qfcl), "--reports", str(tmp_path), "--design"]) == 0

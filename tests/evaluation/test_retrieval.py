@@ -68,3 +68,26 @@ def test_the_pool_is_the_distinct_targets_and_a_repeated_query_keeps_both_target
     assert scored["ndcg_at_10"].value == pytest.approx(1.0) and scored["mrr"].value == pytest.approx(1.0)
     # recall@1 of a query with two relevant candidates is at most 1/2
     np.testing.assert_allclose(scored["recall_at_1"].outputs[0], [0.5, 1.0, 1.0])
+
+
+def test_the_control_tasks_dev_split_is_left_out_of_it_when_a_run_selects_on_it():
+    """``doid-definition-name-dev``: 1,000 seeded definitions with their names, scored only when named; a run that
+    selects on it leaves exactly those diseases out of ``doid-definition-name`` (the leakage accounting,
+    ``kit.evaluation.rows.shared_items``), and study 1 selects on it by default when its control is tested there."""
+    from kit.evaluation.rows import shared_items
+    from kit.evaluation.tasks import NAMED_ONLY, TASKS, dev_split
+    from kit.studies.simcse_augmentations.params import SimCSEParams
+
+    dev, full = TASKS["doid-definition-name-dev"], TASKS["doid-definition-name"]
+    assert dev_split(full.name) == dev.name and dev_split("biosses-all") is None and dev.name in NAMED_ONLY
+    assert dev.items == dev.candidates == 1000
+    texts = frozenset(text for item in dev.item_texts() for text in item)
+    left_out = shared_items(full, texts)
+    assert left_out.sum() == 1000 and full.items - left_out.sum() == 8962
+    declared = {"primary": "swap_10 - simcse on doid-definition-name"}
+    assert SimCSEParams.from_dict(declared).select_on == ["doid-definition-name-dev"]
+    grouped = {**declared, "suite": ["retrieval", "biosses-all"]}  # the control's task named through a group
+    assert SimCSEParams.from_dict(grouped).select_on == ["doid-definition-name-dev"]
+    assert SimCSEParams.from_dict({"primary": None}).select_on == ["rqe-validation"]  # no dev split: as before
+    chosen = {**declared, "select_on": ["rqe-validation"]}
+    assert SimCSEParams.from_dict(chosen).select_on == ["rqe-validation"]  # a run file's own choice stands

@@ -317,7 +317,7 @@ class Study(StudyBase):
         if row.kind == "zero_shot":
             fitted = [p.whitening_sentences, p.whitening_dim, EVALUATION_LENGTH]  # the length it reads
             settings["whitening"] = fitted if row.whitening else None
-            settings["selection"] = p.select_on  # scored for the positive control's choice
+            settings["selection"] = p.select_on  # scored for the choice of the premise ladder's rung (c)
         else:
             settings["train"] = p.train_config(seed).keyed()
             settings["pooler"] = p.pooler
@@ -358,7 +358,7 @@ class Study(StudyBase):
                 whitening = self.whitening(encoder) if row.whitening else None
                 metrics = self.evaluate(encoder, whitening)
                 shown = encoder if whitening is None else Whitened(encoder, whitening)
-                metrics.update(self.selection(shown, metrics["spearman_dev"]))  # the positive control's choice
+                metrics.update(self.selection(shown, metrics["spearman_dev"]))  # rung (c)'s choice
             else:
                 encoder = Encoder.from_pretrained(p.model, pooler, seed=seed)
                 config = p.train_config(seed)
@@ -452,7 +452,8 @@ class Study(StudyBase):
         medse = [1 - variant["none_share"] for row, variant in trained if row.kind == "medse"]
         starts = {seed for name, seed, _ in runs if ROWS[name].kind == "zero_shot"}  # one shared start per seed
         whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
-        whitened += len(table_seeds(p)["simcse"]) if "simcse" in p.rows else 0  # the ladder's rung b (at most)
+        rung_b = len(table_seeds(p)["simcse"]) if "simcse" in p.rows else 0  # the ladder's rung b (at most)
+        whitened += rung_b
         definitions = [e.definition for e in load_disease_ontology(p.ontology_path)]
         work = [contrastive_training(p.model, len(trained), p.steps, p.batch_size, p.max_length)]
         if medse and p.definition_trainable:
@@ -467,6 +468,7 @@ class Study(StudyBase):
             what = "whitening: PubMed sentences embedded"
             each = encoding(what, p.model, sentences, 1, EVALUATION_LENGTH)
             work.append(replace(each, sequences=whitened * min(p.whitening_sentences, len(sentences))))
+        work += cls.whitened_control_work(p, rung_b)
         biosses = load_biosses(p.biosses_path)
         sts = list(dict.fromkeys(biosses.sentence1 + biosses.sentence2))
         if p.medsts_path:

@@ -10,7 +10,7 @@ from kit.core.config import TrainConfig, TrainSettings
 from kit.core.models import MIN_MAX_LENGTH, PoolerName
 from kit.core.settings import redefault
 from kit.data import CHINESEBLUE, chineseblue_corpus, load_pubmed_sentences
-from kit.evaluation.tasks import dev_split
+from kit.evaluation.tasks import dev_split, select
 from kit.params import (
     ContrastiveTrainingParams,
     Correction,
@@ -185,7 +185,7 @@ class SimCSEParams(ContrastiveTrainingParams):
             self.suite = list(self.DEFAULT_SUITE[self.language])
         if self.select_on is None:
             declared = self.control_task or getattr(self.primary_comparison(), "task", None)
-            dev = dev_split(declared) if declared in self.suite else None
+            dev = dev_split(declared) if declared in {t.name for t in select(self.suite)} else None
             self.select_on = [dev] if dev else list(self.DEFAULT_SELECTION[self.language])
         check_task_languages(self, self.language)
         if not any(ROWS[r].trained for r in self.rows):

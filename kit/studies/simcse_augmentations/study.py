@@ -48,7 +48,7 @@ from kit.studies.simcse_augmentations.chineseblue import (
     source_task,
 )
 from kit.studies.simcse_augmentations.params import ROWS, Row, SimCSEParams
-from kit.study import StudyBase, best_row
+from kit.study import TRAINING_FREE_POOLERS, StudyBase, best_row
 
 METRICS = ("spearman_test", "spearman_all", "spearman_dev", "alignment", "uniformity")
 
@@ -138,10 +138,12 @@ class Study(StudyBase):
                 )
             )
         whitened = len({seed for name, seed, _ in runs if ROWS[name].whitening})
-        whitened += sum(study.whitens_trained(name) for name, _, percent in runs if percent == 100)  # rung b
+        rung_b = sum(study.whitens_trained(name) for name, _, percent in runs if percent == 100)
+        whitened += rung_b
         if whitened:
             sample = study.corpus[: p.whitening_sentences]
             work.append(encoding("whitening: corpus sentences embedded", p.model, sample, whitened, EVALUATION_LENGTH))
+        work += cls.whitened_control_work(p, rung_b)
         whole = sum(percent == 100 and ROWS[name].trained for name, _, percent in runs) + starts
         evaluations = len(trained) * checkpoint_evaluations(p.steps, p.eval_every) + starts  # + the control's choice
         return work + cls.evaluation_work(p, whole, evaluations, sts, [task.name for task in study.probe_tasks])
@@ -223,7 +225,7 @@ class Study(StudyBase):
             embeddings = encoder.encode(self.example_texts, show_progress=False).astype(np.float16)
             write_atomic(run_dir / EXAMPLE_EMBEDDINGS, lambda tmp: np.save(tmp, embeddings))
             metrics = sts_report(encoder, self.sts, positive_threshold=self.positive_threshold)
-            if not row.trained:  # what the positive control chooses its training-free baseline on
+            if not row.trained:  # what rung (c) of the premise ladder chooses its training-free read-out on
                 metrics.update(self.selection(encoder, metrics["spearman_dev"]))
             for task, fit in probes:
                 metrics.update({source_task(task): fit.test, f"{source_task(task)}_dev": fit.dev})
@@ -297,7 +299,7 @@ class Study(StudyBase):
         """The row each row is compared with: SimCSE with the starting model; MixCSE-IW with MixCSE alone when both
         are in the table (what instance weighting adds, the ablation of Zhou et al. 2022); every other trained row
         with SimCSE (or with the starting model when SimCSE is not in the table); an untrained row with none (the
-        positive control compares SimCSE with the best of them)."""
+        premise ladder compares SimCSE with them: ``kit.study.StudyBase.rungs``)."""
         rows = self.p.rows
         if not ROWS[name].trained:
             return None
@@ -306,6 +308,12 @@ class Study(StudyBase):
         if name == "simcse" or "simcse" not in rows:
             return "zero_shot" if "zero_shot" in rows else None
         return "simcse"
+
+    def control_baseline(self) -> str:
+        """``zero_shot`` when the table has it and it is the start under the control's pooler (its pair with SimCSE,
+        ``baseline_of``, is then the control, compared once), else ``starting_row``."""
+        pooler = TRAINING_FREE_POOLERS[self.starting_row][0]
+        return "zero_shot" if "zero_shot" in self.p.rows and self.p.pooler == pooler else self.starting_row
 
     def own_dev(self) -> tuple[str, list[str]]:
         dev = self.sts.subset("dev")
