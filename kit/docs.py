@@ -342,6 +342,7 @@ def results_page(snapshots: dict[tuple[str, str], dict]) -> str:
             continue
         if head.get("control"):
             out += [f"**{head['control']}**", ""]
+        out += [f"{family['ladder']}", ""] if (family := record["metrics"].get("suite") or {}).get("ladder") else []
         primaries = [f["primary_text"] for f in corrected_families(record) if f.get("primary_text")]
         if primaries:
             out += [f"**{primaries[0]}**", ""]
@@ -692,14 +693,20 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
     suite = record["metrics"]["suite"]
     primary = primary_line(suite)
     control = next((line for line in suite["lines"] if line.get("role") == "control"), None)
-    alone = [line for line in (control, primary) if line]
+    letters = {(r["row"], r["baseline"]): (r["rung"], r["outcome"]) for r in suite.get("rungs", [])}
+    rungs = [line for line in suite["lines"] if line.get("role") == "rung"]
+    rungs.sort(key=lambda line: letters.get((line["row"], line["baseline"]), ("",))[0])
+    alone = [line for line in (control, *rungs, primary) if line]
     shown = alone + [line for _, line in headline_comparisons(suite)]
     rows = []
     for line in shown:
         tested = not line.get("reason")
         role = line.get("role")
+        rung = letters.get((line["row"], line["baseline"]), ("", ""))
         if role == "control":
             significant = f"control {suite['control']['outcome']}"
+        elif role == "rung":
+            significant = f"rung {rung[1]}"
         elif not line.get("significant"):
             significant = "no"
         else:
@@ -707,7 +714,8 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
         rows.append(
             {
                 "comparison": comparison_name(suite, line)
-                + {"control": " (**positive control**)", "primary": " (**primary**)"}.get(role, ""),
+                + {"control": " (**positive control**)", "primary": " (**primary**)"}.get(role, "")
+                + (f" (premise rung {rung[0]})" if role == "rung" else ""),
                 "task": f"`{line['task']}` ({line['items']} items)",
                 "difference [95%]": signed_interval(line["difference"], line["low"], line["high"]) if tested else "",
                 "p": format_p(line["p"]) if tested else "",
@@ -719,13 +727,13 @@ def headline_block(snapshots: dict[tuple[str, str], dict]) -> str:
                 "significant": significant,
             }
         )
-    text = suite.get("primary_text") or "The run declares no primary comparison."
-    if record["headline"].get("control"):
-        text = f"{record['headline']['control']}**\n\n**{text}"
+    control_text = record["headline"].get("control")
+    primary_text = suite.get("primary_text") or "The run declares no primary comparison."
+    paragraphs = [f"**{control_text}**"] * bool(control_text) + [suite["ladder"]] * bool(suite.get("ladder"))
     summary = findings({"metrics": {"suite": suite}}, shown=len(rows)) or "it compares nothing"
     return (
         f"From `params/{HEADLINE[0]}/{HEADLINE[1]}.yaml`. {provenance(record, substitute=False)}\n\n"
-        f"**{text}**\n\n"
+        + "".join(f"{paragraph}\n\n" for paragraph in [*paragraphs, f"**{primary_text}**"])
         + markdown_table(rows)
         + f"\nIn short: {summary}. The primary is tested alone at alpha 0.05; the secondary comparisons on the "
         f"headline tasks form one family, corrected by {suite['correction']}; scores are x100 (Spearman, average "
