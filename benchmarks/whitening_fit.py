@@ -8,7 +8,8 @@ item 3b): a whitened baseline that moves with its sample cannot decide a premise
 The model embeds ``--sentences`` PubMed sentences (a seeded permutation) under each training-free pooling, once at
 the length every evaluation reads (``EVALUATION_LENGTH``, capped at the model's trained positions) and once cut at
 ``--short`` tokens (what study 1 fitted on until 2026-12-07). Whitenings (``kit.core.whitening.Whitening``) are fitted
-on disjoint samples of 2,000, 10,000 and 20,000 of them (25, 5 and 2 samples) and score Spearman x100 on all 100 BIOSSES pairs: the table gives,
+on disjoint samples of 2,000, 10,000 and 20,000 of them (25, 5 and 2 samples) and score Spearman x100 on all 100
+BIOSSES pairs: the table gives,
 per pooling and sample size, the unwhitened score, the whitened scores' range and standard deviation over the
 disjoint samples, and the score of a fit on the short reads, with the ratio of its distance from the full-length fit
 to the 20,000-sentence spread. A full run appends to ``benchmarks/results/<machine>.md``.

@@ -199,16 +199,19 @@ def whitening_dim_param():
     return param(None, "dimensions kept after whitening; None: every one the fitting embeddings span", min=1)
 
 
-def check_whitening(params: Params, whitened: bool) -> None:
+def check_whitening(params: Params, whitened: bool, available: int | None = None) -> None:
     """A whitening sample wider than the model (a covariance needs more samples than dimensions), when any row of
-    the run is ``whitened``; ParameterError naming ``whitening_sentences`` otherwise."""
+    the run is ``whitened``: ``whitening_sentences``, or the ``available`` corpus sentences it is drawn from when
+    fewer; ParameterError naming ``whitening_sentences`` otherwise."""
     from kit.core.models import hidden_size
 
     dim = hidden_size(params.model)
-    if whitened and params.whitening_sentences <= dim:
+    n = min(params.whitening_sentences, available or params.whitening_sentences)
+    if whitened and n <= dim:
+        corpus = f" (the corpus it is drawn from holds {available:,})" if n < params.whitening_sentences else ""
         raise ParameterError(
             f"parameter 'whitening_sentences': whitening {params.model}'s {dim} dimensions needs more than {dim} "
-            f"sentences, got {params.whitening_sentences}"
+            f"sentences, got {n}{corpus}"
         )
 
 

@@ -304,13 +304,10 @@ def test_a_study_page_tables_its_tested_controls_and_says_plainly_when_none_pass
     snapshots = {("simcse_augmentations", "demo"): demo, ("simcse_augmentations", "search_mean_t01"): search}
     text = "\n".join(docs.controls_section("simcse_augmentations", snapshots))
     row = (
-        "| `demo.yaml` (pubmed-bert-mini, cls_before_pooler, 100) | `doid-definition-name` (9,962) | 3 | simcse 4.9 − "
+        "| `demo.yaml` (pubmed-bert-mini, cls_before_pooler, 100) | `doid-definition-name` (8,962) | 3 | simcse 5.0 − "
     )
-    assert (
-        f"{row}first_last_avg_whitening 19.0 (chosen) |" in text
-        and "A baseline marked chosen" in text
-        and "Vetoes" not in text
-    )
+    assert f"{row}zero_shot 5.5 |" in text and "A baseline marked chosen" not in text and "Vetoes" not in text
+    assert "| (b) cls_whitening 13.0: below; (c) first_last_avg_whitening 24.6: below; (d) tfidf 20.9: below;" in text
     assert "search_mean_t01" not in text
     withdrawn = json.loads((docs.SNAPSHOTS / "simcse_augmentations" / "control_small_doid.json").read_text("utf-8"))
     assert "control_small_doid" not in "\n".join(  # its start read untrained positions: its verdict does not stand

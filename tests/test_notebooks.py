@@ -445,7 +445,7 @@ def test_finished_runs_are_not_recomputed_and_the_console_says_so(reports, capsy
     assert "training 17/17 simcse_augmentations/smoke mixcse_iw seed 0: cached" in out
     assert "run 1/1 simcse_augmentations/smoke finished in" in out and "Spearman x100 (" in out
     finished = next(x for x in out.splitlines() if "smoke finished in" in x)
-    assert "positive control SimCSE (dropout views) − starting model, " in finished  # the premise first
+    assert "positive control SimCSE (dropout views) − starting model (no training)" in finished  # the premise first
     assert "so no comparison is a finding (primary " in finished  # the smoke's control does not pass
 
 
@@ -562,7 +562,8 @@ def test_two_smoke_runs_are_compared_on_the_rows_and_items_they_share(reports, t
     snapshot = docs.snapshot(simcse, tmp_path / "results")
     assert compare_main([str(simcse), str(snapshot)]) == 0
     rows = table(capsys.readouterr().out)
-    assert len(rows) == 30 and {r[-1] for r in rows.values()} == {"identical outputs"}
+    # ten table rows and TF-IDF on three tasks, SimCSE + whitening (rung b) on the control's task alone
+    assert len(rows) == 11 * 3 + 1 and {r[-1] for r in rows.values()} == {"identical outputs"}
     assert {r[5] for r in rows.values()} == {"+0.0"}
 
     with pytest.raises(SystemExit) as exit_:

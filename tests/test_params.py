@@ -205,6 +205,9 @@ def test_medse_sizes_must_fit_the_corpus_and_the_whitening_the_model():
             {"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["simcse"]}
         ).check_resources()
     MedSEParams.from_dict({"model": "tiny-random-bert", "whitening_sentences": 32, "rows": ["ct"]}).check_resources()
+    small = {"model": "tiny-random-bert", "corpus_size": 32, "map_sentences": 0, "batch_size": 8}
+    with pytest.raises(ParameterError, match=r"got 32 \(the corpus it is drawn from holds 32\)"):  # study 1 whitens
+        SimCSEParams.from_dict(small).check_resources()  # its corpus sample: 20,000 asked, 32 there
 
 
 def _float_fields(declaration) -> list[tuple[str, bool]]:

@@ -207,8 +207,8 @@ def test_a_malformed_primary_is_refused_naming_the_form(text):
         rows.Primary.parse(text)
 
 
-def controlled(control: rows.Control | None, premise: str | None = None) -> rows.SuiteReport:
-    pairs = PAIRS + ([(control.row, control.baseline)] if control else [])
+def controlled(control: rows.Control | None, premise: str | None = None, rungs=()) -> rows.SuiteReport:
+    pairs = PAIRS + ([(control.row, control.baseline)] if control else []) + [(r.row, r.baseline) for r in rungs]
     return rows.SuiteReport(
         rows.Evidence.of(ROWS, pairs, TASKS, LABELS, fixed=["start"], resamples=400),
         TASKS,
@@ -217,6 +217,7 @@ def controlled(control: rows.Control | None, premise: str | None = None) -> rows
         primary=PRIMARY,
         control=control,
         premise=premise,
+        rungs=tuple(rungs),
     )
 
 
@@ -333,16 +334,7 @@ def test_a_premise_rung_is_tested_alone_reported_gates_nothing_and_survives_reco
     outcome says where the row stands (above, below, level) without withholding findings; the record keeps the
     rungs, and ``recomputed`` gives the same."""
     rung = rows.Rung("better", "shuffled", BIOSSES_ALL.name, "c", "the method beats a shuffled model")
-    pairs = [*PAIRS, (PASSING.row, PASSING.baseline), (rung.row, rung.baseline)]
-    report = rows.SuiteReport(
-        rows.Evidence.of(ROWS, pairs, TASKS, LABELS, fixed=["start"], resamples=400),
-        TASKS,
-        "a study",
-        "RQE validation",
-        primary=PRIMARY,
-        control=PASSING,
-        rungs=(rung,),
-    )
+    report = controlled(PASSING, rungs=[rung])
     lines = rows.compared_lines(report.compared)
     tested = lines[lines.role == "rung"]
     assert len(tested) == 1 and tested.iloc[0].task == BIOSSES_ALL.name and tested.iloc[0].family_size == 1

@@ -156,7 +156,7 @@ def test_a_foreign_pickle_named_checkpoint_is_not_resumed(tmp_path):
 def test_damaged_example_embeddings_recompute_their_run(tmp_path):
     study = Study(
         Params.from_dict(
-            {"model": "tiny-random-bert", "corpus_size": 32, "map_sentences": 4, "batch_size": 8, "steps": 2}
+            {"model": "tiny-random-bert", "corpus_size": 64, "map_sentences": 4, "batch_size": 8, "steps": 2}
         ),
         tmp_path,
     )

@@ -109,8 +109,8 @@ def test_the_forest_plot_draws_every_tested_comparison_control_and_primary_first
     fig = plots.comparisons(family)
     (ax,) = fig.axes
     labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]  # wrapped in two lines
-    assert len(labels) == len(tested) == 7
-    control = "SimCSE (dropout views) − starting model, first-last average + whitening"
+    assert len(labels) == len(tested) == 4  # the premise rungs are context, not drawn
+    control = "SimCSE (dropout views) − starting model (no training)"
     assert labels[:2] == [control, "+ random swap 10% − SimCSE (dropout views)"]
     low, high = ax.get_xlim()  # every family interval drawn whole
     assert all(low <= x[end] <= high for x in tested for end in ("family_low", "family_high") if x[end] is not None)

@@ -184,7 +184,7 @@ class SimCSEParams(ContrastiveTrainingParams):
         if self.suite is None:
             self.suite = list(self.DEFAULT_SUITE[self.language])
         if self.select_on is None:
-            declared = self.control_task or getattr(self.primary_comparison(), "task", None)
+            declared = self.declared_task()
             dev = dev_split(declared) if declared in {t.name for t in select(self.suite)} else None
             self.select_on = [dev] if dev else list(self.DEFAULT_SELECTION[self.language])
         check_task_languages(self, self.language)
@@ -195,6 +195,18 @@ class SimCSEParams(ContrastiveTrainingParams):
                 f"parameter 'corpus_size': {self.corpus_size} sentences are fewer than one batch "
                 f"(batch_size {self.batch_size})"
             )
+
+    def declared_task(self) -> str | None:
+        """The task the run file names for its control (``control_task``) or, else, its primary's, read without
+        checking the primary's rows (``validate`` checks them, and says so first)."""
+        from kit.evaluation.rows import Primary
+
+        if self.control_task or not self.primary:
+            return self.control_task
+        try:
+            return Primary.parse(self.primary).task
+        except ValueError:
+            return None
 
     def primary_tasks(self) -> list[str]:
         """The suite's tasks, and for zh the ChineseBLUE probes the study fits (``<task>-probe``)."""
@@ -223,11 +235,11 @@ class SimCSEParams(ContrastiveTrainingParams):
                 f"parameter 'corpus_size': {self.corpus_size:,} sentences, but {what} has {available:,}; "
                 "give at most that many, or null for all"
             )
-        check_whitening(self, any(ROWS[r].whitening for r in self.table_rows()))
         if available < self.batch_size:
             raise ParameterError(
                 f"parameter 'batch_size': {self.batch_size} sentences per batch, but {what} has {available:,}"
             )
+        check_whitening(self, any(ROWS[r].whitening for r in self.table_rows()), self.corpus_size or available)
 
     def table_rows(self) -> list[str]:
         """``rows`` and the positive control's rows (``kit.study.with_control_rows``)."""
