@@ -369,6 +369,10 @@ class Declared:
     def is_line(self, line) -> bool:
         return (line.row, line.baseline, line.task) == (self.row, self.baseline, self.task)
 
+    def __str__(self) -> str:
+        """``row - baseline on task``: how reports and run files name a declared comparison."""
+        return f"{self.row} - {self.baseline} on {self.task}"
+
 
 @dataclass(frozen=True)
 class Primary(Declared):
@@ -386,9 +390,6 @@ class Primary(Declared):
         if len(parts) != 2 or not all(parts) or not task.strip():
             raise ValueError(f"{text!r} is not 'ROW - ROW on TASK' (two table rows around ' - ', then ' on ' a task)")
         return cls(parts[0], parts[1], task.strip(), effect)
-
-    def __str__(self) -> str:
-        return f"{self.row} - {self.baseline} on {self.task}"
 
 
 @dataclass(frozen=True)

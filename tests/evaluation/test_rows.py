@@ -352,3 +352,11 @@ def test_a_premise_rung_is_tested_alone_reported_gates_nothing_and_survives_reco
     assert again["rungs"] == record["rungs"] and again["ladder"] == text and again["lines"] == record["lines"]
     table = next(iter(report.tables().values()))
     assert "premise rung, alone" in table.test.tolist()
+
+
+def test_the_reports_prose_names_its_control_in_words_not_as_a_python_object():
+    """``SuiteReport.about`` printed ``Control(row='simcse', baseline=..., candidates=6)`` in every report with a
+    control: a declared comparison reads ``row - baseline on task``, as the run files write it."""
+    about = controlled(PASSING).about()
+    assert "Control(" not in about and f"positive control (better - start on {BIOSSES_ALL.name}: " in about
+    assert str(rows.Rung("a", "b", "t", "c")) == "a - b on t" and str(PRIMARY) == f"better - good on {BIOSSES_ALL.name}"
